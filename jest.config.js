@@ -1,0 +1,9 @@
+/** Tests import the TypeScript sources directly; ts-jest compiles each file on its own
+ * (isolatedModules) because whole-program type checking is `npm run typecheck`'s job. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+  testTimeout: 120000,
+};

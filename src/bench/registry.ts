@@ -1,0 +1,8 @@
+/**
+ * The benchmarks `npm run bench` knows, by name. Each module's `run()` measures side by side
+ * in one process run and returns a JSON-able result (ratios included), which run.ts writes
+ * to bench/results/<name>.json. Add new benchmarks here.
+ */
+export type BenchFn = (args: string[]) => Promise<Record<string, unknown>>;
+
+export const benchmarks: Record<string, () => Promise<BenchFn>> = {};

@@ -1,0 +1,48 @@
+import { execSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { packageRoot } from '../util/paths';
+
+/**
+ * Every benchmark result carries the machine, commit and date, and is written to
+ * bench/results/<name>.json (latest) plus appended to bench/results/history.jsonl.
+ */
+export interface BenchEnvironment {
+  date: string;
+  commit: string;
+  node: string;
+  python: string;
+  cpus: string;
+  cores: number;
+  memoryGiB: number;
+}
+
+export function benchEnvironment(): BenchEnvironment {
+  const sh = (cmd: string) => {
+    try {
+      return execSync(cmd, { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    } catch {
+      return 'unknown';
+    }
+  };
+  return {
+    date: new Date().toISOString(),
+    commit: sh('git rev-parse --short HEAD'),
+    node: process.version,
+    python: sh('python3 --version'),
+    cpus: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  };
+}
+
+export function writeBenchResult(name: string, result: Record<string, unknown>): string {
+  const dir = path.join(packageRoot(), 'bench', 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const record = { name, environment: benchEnvironment(), ...result };
+  const file = path.join(dir, `${name}.json`);
+  fs.writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
+  fs.appendFileSync(path.join(dir, 'history.jsonl'), JSON.stringify(record) + '\n');
+  return file;
+}

@@ -1,0 +1,56 @@
+/**
+ * The trace record: one JSONL line per program run, written by `ndbg trace` and read by the
+ * debugger, NDL and evaluation stages. Field names are part of the on-disk format.
+ */
+export type TraceEventKind = 'call' | 'line' | 'return' | 'exception';
+export type RunStatus = 'normal' | 'error' | 'never';
+
+export interface TraceEvent {
+  event: TraceEventKind;
+  /** Call depth; the harness's `main` is 0, the entry function 1. */
+  depth: number;
+  /** Invocation id: distinct per function call, shared by all events of that call. */
+  invocation: number;
+  line: number;
+  /** Exact source line text (indentation kept, no newline). For calls, the `def` line. */
+  src: string;
+  /** repr strings of the frame's locals in f_locals order (insertion order of this object). */
+  locals: Record<string, string>;
+  /** repr of the return value / exception; null for a return caused by an exception. */
+  value: string | null;
+  /** Function name (code object name), for display and the inverse tree's entry lookup. */
+  func: string;
+  /**
+   * For line events: the invocation ids of traced calls made while this line ran (used by the
+   * inverse tree's inv_line_call copies). Absent or empty when the line made no traced call.
+   */
+  calls?: number[];
+}
+
+export interface TraceRecord {
+  id: string;
+  code: string;
+  /** e.g. `f(5)`: the entry function name followed by the input text in parentheses. */
+  entry_call: string;
+  /** Python version that produced the trace, e.g. "3.11.7". */
+  python: string;
+  status: RunStatus;
+  /** Message of the uncaught exception or the limit hit; absent when status is normal. */
+  error?: string;
+  /** Why a run ended abnormally when it was not the program's own exception: timeout, memory, ... */
+  limit?: string;
+  events: TraceEvent[];
+  /** Captured (capped) stdout/stderr of the program. */
+  stdout?: string;
+  stderr?: string;
+}
+
+/** A program to trace (CruxEval style). */
+export interface ProgramRecord {
+  id: string;
+  code: string;
+  input: string;
+  /** Entry function name, default `f`. */
+  entry?: string;
+  output?: string;
+}
