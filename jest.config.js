@@ -6,4 +6,6 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
   testTimeout: 120000,
+  // Builds dist/ (only when src/ changed) for tests that spawn the real CLI; see the file.
+  globalSetup: '<rootDir>/test/global-setup.ts',
 };

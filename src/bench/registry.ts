@@ -5,4 +5,8 @@
  */
 export type BenchFn = (args: string[]) => Promise<Record<string, unknown>>;
 
-export const benchmarks: Record<string, () => Promise<BenchFn>> = {};
+export const benchmarks: Record<string, () => Promise<BenchFn>> = {
+  data: async () => (await import('./data')).run,
+  train: async () => (await import('./train')).run,
+  model: async () => (await import('./model')).run,
+};

@@ -36,4 +36,14 @@ export interface StateTree {
   nodes: StateNode[];
   /** How EXIT is reached: normal/error/never for forward trees, inv_exit_entry for inverse ones. */
   exitKind: ExitKind;
+  /**
+   * The CONTEXT text that the nodes' line numbers refer to (forward: with `main`). Always set by
+   * buildForwardTree/buildInverseTree; optional only so that hand-made trees in tests stay valid.
+   */
+  context?: string;
+  /**
+   * The statement lines inside the program's functions (see source.ts `statementLines`): the
+   * breakpoint targets that may never be reached. Set by the builders like `context`.
+   */
+  statementLines?: Array<{ line: number; src: string }>;
 }

@@ -12,23 +12,30 @@ benchmark's raw settrace baseline).
 """
 
 import json
-import re
 import sys
+import time
 
 FILENAME = "<ndbg-program>"
 DEFAULT_REPR_CAP = 256
 DEFAULT_MAX_EVENTS = 10000
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_ADDRESS = None  # compiled on first use: `re` is not imported by the sandbox worker (fork cost)
 _RETURN_OPCODES = set()
 try:
-    import dis as _dis
+    # `opcode` rather than `dis`: same table, far fewer modules in the forked worker.
+    import opcode as _opcode
 
     for _name in ("RETURN_VALUE", "RETURN_CONST"):
-        if _name in _dis.opmap:
-            _RETURN_OPCODES.add(_dis.opmap[_name])
-except Exception:  # pragma: no cover - dis is stdlib
-    pass
+        if _name in _opcode.opmap:
+            _RETURN_OPCODES.add(_opcode.opmap[_name])
+    _YIELD_VALUE = _opcode.opmap.get("YIELD_VALUE", -1)
+    _RESUME = _opcode.opmap.get("RESUME", -1)
+except Exception:  # pragma: no cover - opcode is stdlib
+    _YIELD_VALUE = _RESUME = -1
+
+# CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR: frames that settrace re-enters ("call") on
+# every resume and leaves ("return") on every yield/await.
+_SUSPENDABLE = 0x20 | 0x80 | 0x200
 
 
 def build_context(code, entry_call):
@@ -44,13 +51,23 @@ def safe_repr(value, cap=DEFAULT_REPR_CAP):
             raise TypeError("__repr__ returned non-string")
     except BaseException:  # a hostile __repr__ may raise anything, even SystemExit
         return "<repr failed: %s>" % type(value).__name__
-    text = _ADDRESS.sub(" at 0x\u2026", text)
+    if " at 0x" in text:
+        text = _normalize_addresses(text)
     if len(text) > cap:
         keep = cap - 3
         head = (keep + 1) // 2
         tail = keep // 2
         text = text[:head] + "..." + (text[-tail:] if tail else "")
     return text
+
+
+def _normalize_addresses(text):
+    global _ADDRESS
+    if _ADDRESS is None:
+        import re
+
+        _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+    return _ADDRESS.sub(" at 0x\u2026", text)
 
 
 class StepLimit(BaseException):
@@ -60,12 +77,26 @@ class StepLimit(BaseException):
 class Recorder:
     """The settrace callback and the events it collects."""
 
-    def __init__(self, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFAULT_REPR_CAP, on_limit=None):
+    def __init__(self, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFAULT_REPR_CAP, on_limit=None,
+                 deadline=None, settrace=None):
         self.max_events = max_events
+        # How tracing is switched on and off: the sandbox passes a wrapper that lets the call
+        # through its audit guard (which refuses sys.settrace from user code).
+        self.settrace = settrace or sys.settrace
         self.repr_cap = repr_cap
-        self.on_limit = on_limit  # called when the cap is hit; default raises StepLimit
+        # on_limit(recorder, reason) is called when a limit is hit ("steps" or "timeout"); the
+        # sandbox writes the partial record there and os._exit()s, which user code cannot catch.
+        # Without it (in-process) StepLimit is raised.
+        self.on_limit = on_limit
+        # time.monotonic() value after which the run is cut off ("timeout"); checked every 16
+        # events, so a loop that emits events ends with a partial record before the parent's
+        # wall-clock kill (which loses the events). The sandbox also arms SIGALRM for loops
+        # that emit no events (`while True: pass` on one line).
+        self.deadline = deadline
         self.events = []
         self.limit_hit = False
+        self.limit_reason = None
+        self.record = None  # the trace record being filled (set by trace_program)
         self._next_invocation = 0
         # frame -> [invocation id, depth, index of the frame's current line event or -1]
         self._frames = {}
@@ -76,13 +107,21 @@ class Recorder:
         return {name: safe_repr(value, cap) for name, value in frame.f_locals.items()}
 
     def _emit(self, event):
-        self.events.append(event)
-        if len(self.events) >= self.max_events:
-            self.limit_hit = True
-            sys.settrace(None)
-            if self.on_limit is not None:
-                self.on_limit(self)
-            raise StepLimit()
+        events = self.events
+        events.append(event)
+        n = len(events)
+        if n >= self.max_events:
+            self._limit("steps")
+        elif self.deadline is not None and not (n & 15) and time.monotonic() > self.deadline:
+            self._limit("timeout")
+
+    def _limit(self, reason):
+        self.limit_hit = True
+        self.limit_reason = reason
+        self.settrace(None)
+        if self.on_limit is not None:
+            self.on_limit(self, reason)
+        raise StepLimit(reason)
 
     def global_trace(self, frame, event, arg):
         if event != "call" or frame.f_code.co_filename != FILENAME:
@@ -98,18 +137,19 @@ class Recorder:
             if line_index >= 0:
                 self.events[line_index].setdefault("calls", []).append(invocation)
         self._frames[frame] = [invocation, depth, -1]
-        self._emit(
-            {
-                "event": "call",
-                "depth": depth,
-                "invocation": invocation,
-                "line": frame.f_code.co_firstlineno,
-                "src": self._src(frame.f_code.co_firstlineno),
-                "locals": self._locals(frame),
-                "value": None,
-                "func": frame.f_code.co_name,
-            }
-        )
+        record = {
+            "event": "call",
+            "depth": depth,
+            "invocation": invocation,
+            "line": frame.f_code.co_firstlineno,
+            "src": self._src(frame.f_code.co_firstlineno),
+            "locals": self._locals(frame),
+            "value": None,
+            "func": frame.f_code.co_name,
+        }
+        if frame.f_code.co_flags & _SUSPENDABLE and _resumed(frame):
+            record["resumed"] = True
+        self._emit(record)
         return self.local_trace
 
     def local_trace(self, frame, event, arg):
@@ -137,6 +177,8 @@ class Recorder:
         elif event == "return":
             if self._returned_normally(frame):
                 record["value"] = safe_repr(arg, self.repr_cap)
+                if frame.f_code.co_flags & _SUSPENDABLE and _at_opcode(frame, _YIELD_VALUE):
+                    record["yield"] = True
             del self._frames[frame]
             self._exception_pending.discard(frame)
         else:
@@ -160,13 +202,41 @@ class Recorder:
         return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
 
 
+def _at_opcode(frame, opcode):
+    try:
+        return frame.f_code.co_code[frame.f_lasti] == opcode
+    except Exception:
+        return False
+
+
+def _resumed(frame):
+    """A generator/coroutine frame re-entered after a yield/await (RESUME's oparg is 0 only at
+    the start of the function)."""
+    try:
+        code = frame.f_code.co_code
+        i = frame.f_lasti
+        return i >= 0 and code[i] == _RESUME and code[i + 1] != 0
+    except Exception:
+        return False
+
+
 def python_version():
     return "%d.%d.%d" % sys.version_info[:3]
 
 
+def limit_message(reason, max_events):
+    if reason == "timeout":
+        return "time limit reached"
+    return "step limit of %d events reached" % max_events
+
+
 def trace_program(code, entry_call, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFAULT_REPR_CAP,
-                  on_limit=None, namespace=None):
-    """Runs CODE's entry call under the tracer and returns the trace record (without id)."""
+                  on_limit=None, namespace=None, deadline=None, recorder=None):
+    """Runs CODE's entry call under the tracer and returns the trace record (without id).
+
+    `recorder` may be passed in (the sandbox keeps a handle on it for os._exit and passes its own
+    settrace); otherwise one is made from max_events/repr_cap/on_limit/deadline.
+    """
     context = build_context(code, entry_call)
     record = {
         "code": code,
@@ -175,8 +245,11 @@ def trace_program(code, entry_call, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFA
         "status": "normal",
         "events": [],
     }
-    recorder = Recorder(max_events=max_events, repr_cap=repr_cap, on_limit=on_limit)
+    if recorder is None:
+        recorder = Recorder(max_events=max_events, repr_cap=repr_cap, on_limit=on_limit,
+                            deadline=deadline)
     recorder.source_lines = context.split("\n")
+    recorder.record = record
     record["events"] = recorder.events
     try:
         compiled = compile(context, FILENAME, "exec")
@@ -192,23 +265,28 @@ def trace_program(code, entry_call, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFA
         record["error"] = "%s: %s" % (type(e).__name__, safe_repr_message(e))
         return record
     main = globs.get("main")
-    sys.settrace(recorder.global_trace)
+    recorder.settrace(recorder.global_trace)
     try:
         main()
-    except StepLimit:
-        record["status"] = "never"
-        record["limit"] = "steps"
-        record["error"] = "step limit of %d events reached" % max_events
+        if sys.gettrace() != recorder.global_trace and not recorder.limit_hit:
+            # The program (or an exception inside the trace function) switched tracing off.
+            record["status"] = "error"
+            record["limit"] = "traceoff"
+            record["error"] = "tracing was switched off during the run; the trace is incomplete"
     except BaseException as e:
         if recorder.limit_hit:
             record["status"] = "never"
-            record["limit"] = "steps"
-            record["error"] = "step limit of %d events reached" % max_events
+            record["limit"] = recorder.limit_reason
+            record["error"] = limit_message(recorder.limit_reason, recorder.max_events)
         else:
             record["status"] = "error"
             record["error"] = "%s: %s" % (type(e).__name__, safe_repr_message(e))
+            if sys.gettrace() != recorder.global_trace:
+                # e.g. RecursionError inside the trace function: CPython switched tracing off,
+                # so the unwinding events are missing.
+                record["limit"] = "traceoff"
     finally:
-        sys.settrace(None)
+        recorder.settrace(None)
     return record
 
 

@@ -25,6 +25,11 @@ export interface TraceEvent {
    * inverse tree's inv_line_call copies). Absent or empty when the line made no traced call.
    */
   calls?: number[];
+  /** Generators/coroutines (docs/trace.md): set on the `call` event of a frame resumed after a
+   * yield/await (settrace reports every resume as a call, with a new invocation id). */
+  resumed?: boolean;
+  /** Set on a generator's `return` event that is a yield (value = the yielded value's repr). */
+  yield?: boolean;
 }
 
 export interface TraceRecord {
@@ -37,13 +42,30 @@ export interface TraceRecord {
   status: RunStatus;
   /** Message of the uncaught exception or the limit hit; absent when status is normal. */
   error?: string;
-  /** Why a run ended abnormally when it was not the program's own exception: timeout, memory, ... */
-  limit?: string;
+  /** Why a run ended abnormally when it was not (only) the program's own exception (see RunLimit). */
+  limit?: RunLimit;
   events: TraceEvent[];
-  /** Captured (capped) stdout/stderr of the program. */
+  /** Captured (capped) stdout/stderr of the program; absent when empty. stdout also holds what
+   * the program wrote to file descriptors 1 and 2 directly. */
   stdout?: string;
   stderr?: string;
+  /** Characters beyond the output cap that were dropped. */
+  stdout_truncated?: number;
+  stderr_truncated?: number;
+  /** Sandbox isolation the run had: `bwrap` (OS namespaces + guards) or `guards` (rlimits + audit hooks). */
+  isolation?: 'bwrap' | 'guards';
+  /** Operations the sandbox refused (audit event names, e.g. `os.fork`), when any. */
+  blocked?: string[];
 }
+
+/**
+ * steps: event cap reached (never) · timeout: wall clock (never) · cpu: CPU rlimit (never) ·
+ * memory: MemoryError (error) · exit: os._exit or a silent process exit (error) ·
+ * sandbox: a refused operation ended the run (error) · traceoff: tracing was switched off
+ * mid-run, the trace is incomplete (error) · crash: killed by a signal, or the worker
+ * failed (error) · output: the result itself was too large (error).
+ */
+export type RunLimit = 'steps' | 'timeout' | 'cpu' | 'memory' | 'exit' | 'sandbox' | 'traceoff' | 'crash' | 'output';
 
 /** A program to trace (CruxEval style). */
 export interface ProgramRecord {

@@ -1,0 +1,116 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { buildDataset } from '../data/build';
+import { initBackend, BackendChoice } from '../model/backend';
+import { LlamaModel } from '../model/model';
+import { AdamW, decayRule } from '../train/adamw';
+import { dataStreams, trainableLlama } from '../train/adapters';
+import { lrAt } from '../train/schedule';
+import { loadRunConfig } from '../train/run_config';
+import { trainFromConfig } from '../train/run';
+import { trainStep } from '../train/step';
+import type { Batch } from '../train/types';
+import { assetPath } from '../util/paths';
+
+/**
+ * Trainer overhead on the tiny config, measured side by side in one process:
+ *  - bare: N optimizer steps (forward+backward+AdamW) on batches fetched beforehand, nothing else;
+ *  - trainer: the full `ndbg train` loop for N steps (data loading, metrics JSONL, progress,
+ *    LR schedule), without and with periodic checkpoints.
+ * overhead = 1 − bare_time / trainer_time; the target is < 5% without checkpoints.
+ * Usage: npm run bench -- train [--steps=N] [--config=FILE] [--backend=B]
+ */
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const opt = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const steps = Number(opt('steps') ?? 40);
+  const configFile = opt('config') ?? pickConfig();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-train-'));
+  try {
+    const dataDir = path.join(tmp, 'data');
+    await buildDataset({
+      sources: [{ name: 'code', path: assetPath('test/fixtures/train/corpus.jsonl'), kind: 'code' }],
+      out: dataDir,
+      tokenizer: 'byte',
+      seqLen: 64,
+      shardMb: 64,
+      valFraction: 0.05,
+      splitSeed: 0,
+      maskContext: false,
+      workers: 0,
+      force: true,
+      quiet: true,
+    });
+    const overrides = [
+      `data.datasets=${JSON.stringify([dataDir])}`,
+      `train.steps=${steps}`,
+      'train.eval_every=0',
+      `train.checkpoint_every=0`,
+      ...(opt('backend') ? [`train.backend=${opt('backend')}`] : []),
+    ];
+    const run = loadRunConfig(configFile, overrides);
+    const backend = await initBackend(run.config.train.backend as BackendChoice, () => undefined);
+
+    // Bare: the same model, batches and schedule, no trainer around the steps.
+    const llama = LlamaModel.create(run.model, run.config.train.seed);
+    const model = trainableLlama(llama, run.model, run.seqLen);
+    const rule = decayRule(run.config.optim.no_decay, run.config.optim.decay_vectors);
+    const adam = new AdamW(
+      model.params.map((p) => ({ ...p, decay: rule(p.name, p.variable.shape) })),
+      { beta1: run.config.optim.beta1, beta2: run.config.optim.beta2, eps: run.config.optim.eps, weightDecay: run.config.optim.weight_decay },
+    );
+    const stream = dataStreams(run.config, run.seqLen, run.manifest.tokenizer.sha256).openTrainStream();
+    const batches: Batch[][] = [];
+    for (let s = 0; s < steps; s++) batches.push(Array.from({ length: run.config.train.grad_accum }, () => stream.next()));
+    trainStep(model, adam, batches[0], { lr: 1e-4, gradClip: 1 }); // warm-up (kernel setup)
+    const t0 = performance.now();
+    let tokens = 0;
+    for (let s = 0; s < steps; s++) {
+      tokens += trainStep(model, adam, batches[s], { lr: lrAt(run.config.optim.schedule, s, steps), gradClip: run.config.optim.grad_clip }).tokens;
+    }
+    const bareS = (performance.now() - t0) / 1000;
+    adam.dispose();
+    llama.dispose();
+
+    const full = async (name: string, extra: string[]) => {
+      const s = await trainFromConfig({ config: configFile, overrides: [...overrides, ...extra], runDir: path.join(tmp, name), resume: false, quiet: true, log: () => undefined });
+      return s;
+    };
+    const plain = await full('plain', []);
+    const ckpt = await full('ckpt', [`train.checkpoint_every=${Math.max(1, Math.floor(steps / 4))}`]);
+    const result = {
+      config: configFile,
+      backend: backend.choice,
+      steps,
+      tokens_per_step: tokens / steps,
+      bare_s: bareS,
+      bare_tokens_per_s: tokens / bareS,
+      trainer_s: plain.loopSeconds,
+      trainer_tokens_per_s: plain.tokens / plain.loopSeconds,
+      overhead_fraction: 1 - bareS / plain.loopSeconds,
+      overhead_in_loop_fraction: 1 - plain.computeSeconds / plain.loopSeconds,
+      with_checkpoints: {
+        checkpoint_every: Math.max(1, Math.floor(steps / 4)),
+        trainer_s: ckpt.loopSeconds,
+        checkpoint_s: ckpt.checkpointSeconds,
+        overhead_fraction: 1 - bareS / ckpt.loopSeconds,
+      },
+      target: 'overhead_fraction < 0.05',
+      final_loss: plain.finalLoss,
+    };
+    return result;
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function pickConfig(): string {
+  const tiny = assetPath('configs/tiny.json');
+  try {
+    const raw = JSON.parse(fs.readFileSync(tiny, 'utf8')) as Record<string, unknown>;
+    if (raw.train && raw.data) return tiny;
+  } catch {
+    // fall through
+  }
+  return assetPath('test/fixtures/train/tiny-run.json');
+}

@@ -1,0 +1,91 @@
+import * as os from 'os';
+import type { Argv, CommandModule } from 'yargs';
+import { buildDataset } from '../../data/build';
+import { inspectDataset } from '../../data/inspect';
+import { parseSourceSpec } from '../../data/sources';
+import { DEFAULT_TOKENIZER } from '../../tokenizer';
+
+/** `ndbg data build|inspect`: Arrow-packed training shards (docs/data.md). */
+const build: CommandModule = {
+  command: 'build',
+  describe: 'Tokenize documents and pack them into Arrow shards of seq_len+1 token rows, with a manifest',
+  builder: (y: Argv) =>
+    y
+      .option('source', {
+        type: 'string',
+        array: true,
+        demandOption: true,
+        describe: 'NAME=PATH[:kind], repeatable; kind: ndl (JSONL from `ndbg ndl`), code (dir of .py or JSONL {text}), text (JSONL {text})',
+      })
+      .option('out', { type: 'string', demandOption: true, describe: 'Output directory, e.g. data/mix1' })
+      .option('tokenizer', { type: 'string', default: DEFAULT_TOKENIZER, describe: 'Sentencepiece .model file, or "byte" for the built-in byte tokenizer' })
+      .option('seq-len', { type: 'number', demandOption: true, describe: 'Sequence length T; rows hold T+1 tokens' })
+      .option('shard-mb', { type: 'number', default: 64, describe: 'Maximum shard size in MiB' })
+      .option('val-fraction', { type: 'number', default: 0.01, describe: 'Fraction of documents (by key) held out for validation' })
+      .option('split-seed', { type: 'number', default: 0, describe: 'Seed of the train/validation split hash' })
+      .option('mask-context', { type: 'boolean', default: false, describe: 'Exclude the code context of NDL documents from the loss mask' })
+      .option('workers', { type: 'number', default: Math.max(1, Math.min(4, os.cpus().length - 1)), describe: 'Tokenizer worker threads (0 = main thread); output does not depend on it' })
+      .option('force', { type: 'boolean', default: false, describe: 'Replace an existing data set in --out' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' }),
+  handler: async (a) => {
+    const args = a as unknown as Record<string, unknown>;
+    const start = Date.now();
+    const m = await buildDataset({
+      sources: (args.source as string[]).map(parseSourceSpec),
+      out: args.out as string,
+      tokenizer: args.tokenizer as string,
+      seqLen: args['seq-len'] as number,
+      shardMb: args['shard-mb'] as number,
+      valFraction: args['val-fraction'] as number,
+      splitSeed: args['split-seed'] as number,
+      maskContext: args['mask-context'] as boolean,
+      workers: args.workers as number,
+      force: args.force as boolean,
+      quiet: args.quiet as boolean,
+    });
+    const secs = (Date.now() - start) / 1000;
+    for (const s of m.sources) {
+      process.stdout.write(
+        `${s.name}: ${s.train.documents}+${s.val.documents} docs (train+val), ${s.train.rows}+${s.val.rows} rows, ` +
+          `${s.train.tokens}+${s.val.tokens} tokens, ${s.train.shards.length}+${s.val.shards.length} shards\n`,
+      );
+    }
+    process.stdout.write(`wrote ${args.out}/manifest.json in ${secs.toFixed(1)}s\n`);
+  },
+};
+
+const inspect: CommandModule = {
+  command: 'inspect <dir>',
+  describe: 'Summarize a built data set and decode one row',
+  builder: (y: Argv) =>
+    y
+      .positional('dir', { type: 'string', demandOption: true, describe: 'Data set directory (holds manifest.json)' })
+      .option('split', { choices: ['train', 'val'] as const, default: 'train' as const, describe: 'Split to sample from' })
+      .option('source', { type: 'string', describe: 'Source to sample from (default: the first with rows)' })
+      .option('row', { type: 'number', default: 0, describe: 'Row index within the source and split' })
+      .option('tokenizer', { type: 'string', describe: 'Tokenizer to decode with (default: the path in the manifest)' })
+      .option('verify', { type: 'boolean', default: false, describe: 'Read every shard of the split and check sha256 and structure' })
+      .option('max-chars', { type: 'number', default: 4000, describe: 'Print at most this many decoded characters' }),
+  handler: async (a) => {
+    const args = a as unknown as Record<string, unknown>;
+    await inspectDataset(
+      {
+        dir: args.dir as string,
+        split: args.split as 'train' | 'val',
+        source: args.source as string | undefined,
+        row: args.row as number,
+        tokenizer: args.tokenizer as string | undefined,
+        verify: args.verify as boolean,
+        maxChars: args['max-chars'] as number,
+      },
+      (s) => process.stdout.write(s),
+    );
+  },
+};
+
+export const dataCommand: CommandModule = {
+  command: 'data <command>',
+  describe: 'Build and inspect Arrow-packed training data (docs/data.md)',
+  builder: (y: Argv) => y.command(build).command(inspect).demandCommand(1, 'Pick `data build` or `data inspect`'),
+  handler: () => undefined,
+};

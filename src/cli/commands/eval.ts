@@ -1,0 +1,168 @@
+import * as path from 'path';
+import type { Argv, CommandModule } from 'yargs';
+import { BACKENDS, BackendChoice } from '../../model/backend';
+import { NaiveBaseline } from '../../eval/baseline';
+import { CompleterPredictor } from '../../eval/completer';
+import { runCruxEval } from '../../eval/cruxeval_run';
+import { DEFAULT_HORIZON, runHorizon } from '../../eval/horizon';
+import { loadCompleter, loadPrograms, resultsDir, tracePrograms, writeJson } from '../../eval/load';
+import { evaluateNextState, formatTables } from '../../eval/next_state';
+import { ALL_ACTIONS, makeTasks } from '../../eval/tasks';
+import type { ActionKind } from '../../ndl/tokens';
+import { UserError } from '../../util/errors';
+
+/** `ndbg eval next-state|cruxeval|horizon` (docs/eval.md). */
+type Args = Record<string, unknown>;
+
+function modelOptions<T>(y: Argv<T>) {
+  return y
+    .option('checkpoint', { type: 'string', describe: 'Checkpoint directory of a trained model' })
+    .option('oracle', { type: 'boolean', default: false, describe: 'Use the true next states instead of a model (validates the harness: scores 100%)' })
+    .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: 'auto', describe: 'tfjs backend' })
+    .option('max-new-tokens', { type: 'number', default: 96, describe: 'Longest predicted frame, in tokens' })
+    .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
+    .option('limit', { type: 'number', describe: 'Only the first N programs' })
+    .option('workers', { type: 'number', default: 1, describe: 'Sandbox workers for tracing and checking' })
+    .option('seed', { type: 'number', default: 0, describe: 'Seed of task sampling and of sampled decoding' })
+    .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' });
+}
+
+async function setup(a: Args) {
+  const programs = await loadPrograms(a.programs as string, a.limit as number | undefined);
+  const traces = await tracePrograms(programs, a.workers as number, a.quiet as boolean);
+  const completer = await loadCompleter(
+    { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number },
+    traces,
+  );
+  const out = resultsDir(a.out as string | undefined, a.checkpoint as string | undefined);
+  return { programs, traces, completer, out };
+}
+
+function parseActions(spec: string): ActionKind[] {
+  if (spec === 'all') return [...ALL_ACTIONS];
+  const kinds = spec.split(',').map((s) => s.trim()) as ActionKind[];
+  for (const k of kinds) if (!ALL_ACTIONS.includes(k)) throw new UserError(`--actions: unknown action "${k}"; expected ${ALL_ACTIONS.join(', ')} or all`);
+  return kinds;
+}
+
+const nextState: CommandModule = {
+  command: 'next-state',
+  describe: 'Next-state exact match per action and component (EVT, SRC, ARG, LOCALS), beside a naive baseline',
+  builder: (y: Argv) =>
+    modelOptions(y)
+      .option('programs', { type: 'string', demandOption: true, describe: 'Held-out programs (CruxEval-style JSONL)' })
+      .option('per-program', { type: 'number', default: 2, describe: 'Tasks per program and action' })
+      .option('max-prefix-frames', { type: 'number', default: 8, describe: 'Most frames walked before the action under test' })
+      .option('actions', { type: 'string', default: 'all', describe: 'Comma-separated action kinds, or all' }),
+  handler: async (argv) => {
+    const a = argv as Args;
+    const { traces, completer, out } = await setup(a);
+    const tasks = makeTasks(traces, parseActions(a.actions as string), {
+      seed: a.seed as number,
+      perProgram: a['per-program'] as number,
+      maxPrefixFrames: a['max-prefix-frames'] as number,
+    });
+    const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { quiet: a.quiet as boolean });
+    const model = result.tables[completer.name];
+    const base = result.tables.baseline;
+    const byAction = (t: typeof model, f: 'full' | 'evt' | 'src' | 'arg') =>
+      Object.fromEntries(Object.entries(t).map(([k, v]) => [k, v[f]]));
+    const file = path.join(out, 'next_state.json');
+    writeJson(file, {
+      title: 'Next-state accuracy (exact match)',
+      programs: traces.length,
+      tasks: tasks.length,
+      predictor: completer.name,
+      [`full_match_${completer.name}`]: byAction(model, 'full'),
+      full_match_baseline: byAction(base, 'full'),
+      [`src_${completer.name}`]: byAction(model, 'src'),
+      [`arg_${completer.name}`]: byAction(model, 'arg'),
+      tables: result.tables,
+    });
+    process.stdout.write(`${formatTables(result.tables)}\nwritten to ${file}\n`);
+  },
+};
+
+const cruxeval: CommandModule = {
+  command: 'cruxeval',
+  describe: 'CruxEval output prediction (step_return, breakpoint) and input prediction (inv_step_call), scored in the sandbox',
+  builder: (y: Argv) =>
+    modelOptions(y)
+      .option('data', { type: 'string', demandOption: true, describe: 'CruxEval JSONL ({id, code, input, output})' })
+      .option('samples', { type: 'number', default: 0, describe: 'Samples per task for pass@k (0: greedy pass@1 only)' })
+      .option('k', { type: 'number', array: true, default: [1, 5], describe: 'k values for pass@k' })
+      .option('temperature', { type: 'number', default: 0.8, describe: 'Sampling temperature for pass@k' })
+      .option('top-p', { type: 'number', default: 0.95, describe: 'Nucleus mass for pass@k' }),
+  handler: async (argv) => {
+    const a: Args = { ...(argv as Args), programs: (argv as Args).data };
+    const { programs, completer, out } = await setup(a);
+    const resultsFile = path.join(out, 'cruxeval_samples.jsonl');
+    const summary = await runCruxEval(programs, completer, {
+      samples: a.samples as number,
+      ks: a.k as number[],
+      temperature: a.temperature as number,
+      topP: a['top-p'] as number,
+      seed: a.seed as number,
+      resultsFile,
+      workers: a.workers as number,
+      quiet: a.quiet as boolean,
+    });
+    const file = path.join(out, 'cruxeval.json');
+    writeJson(file, {
+      title: 'CruxEval',
+      predictor: completer.name,
+      pass1_greedy: Object.fromEntries(Object.entries(summary.byTask).map(([k, v]) => [k, v.greedyPass1])),
+      ...summary,
+    });
+    for (const [kind, row] of Object.entries(summary.byTask)) {
+      const ks = Object.entries(row.passAtK).map(([k, v]) => `${k} ${(100 * v).toFixed(1)}`).join('  ');
+      process.stdout.write(`${kind.padEnd(22)} n=${row.tasks}  pass@1 (greedy) ${(100 * row.greedyPass1).toFixed(1)}  ${ks}\n`);
+    }
+    process.stdout.write(`per-sample results: ${resultsFile}\nwritten to ${file}\n`);
+  },
+};
+
+const horizon: CommandModule = {
+  command: 'horizon',
+  describe: 'Accuracy as a function of the fraction of skipped states in a breakpoint jump',
+  builder: (y: Argv) =>
+    modelOptions(y)
+      .option('programs', { type: 'string', demandOption: true, describe: 'Held-out programs (CruxEval-style JSONL)' })
+      .option('fractions', { type: 'number', array: true, default: DEFAULT_HORIZON.fractions, describe: 'Fractions of skipped states' })
+      .option('samples', { type: 'number', default: DEFAULT_HORIZON.samples, describe: 'Runs per task and fraction' })
+      .option('min-skipped', { type: 'number', default: DEFAULT_HORIZON.minSkipped, describe: 'Least number of states a task jump skips' })
+      .option('temperature', { type: 'number', default: DEFAULT_HORIZON.temperature, describe: 'Temperature of the intermediate steps' })
+      .option('top-p', { type: 'number', default: DEFAULT_HORIZON.topP, describe: 'Nucleus mass of the intermediate steps' }),
+  handler: async (argv) => {
+    const a = argv as Args;
+    const { traces, completer, out } = await setup(a);
+    for (const f of a.fractions as number[]) if (!(f >= 0 && f <= 1)) throw new UserError(`--fractions: ${f} is not in [0, 1]`);
+    const result = await runHorizon(traces, completer, {
+      ...DEFAULT_HORIZON,
+      seed: a.seed as number,
+      fractions: a.fractions as number[],
+      samples: a.samples as number,
+      minSkipped: a['min-skipped'] as number,
+      temperature: a.temperature as number,
+      topP: a['top-p'] as number,
+      quiet: a.quiet as boolean,
+    });
+    const file = path.join(out, 'horizon.json');
+    writeJson(file, {
+      title: 'Horizon: accuracy vs fraction of skipped states',
+      predictor: completer.name,
+      tasks: result.tasks,
+      full_match_by_skipped_fraction: Object.fromEntries(result.rows.map((r) => [String(r.fraction), r.full])),
+      rows: result.rows,
+    });
+    for (const r of result.rows) process.stdout.write(`skipped ${(100 * r.fraction).toFixed(0).padStart(3)}%  n=${r.n}  full ${(100 * r.full).toFixed(1)}  src ${(100 * r.src).toFixed(1)}\n`);
+    process.stdout.write(`written to ${file}\n`);
+  },
+};
+
+export const evalCommand: CommandModule = {
+  command: 'eval',
+  describe: 'Evaluate a neural debugger: next-state, cruxeval, horizon',
+  builder: (y: Argv) => y.command(nextState).command(cruxeval).command(horizon).demandCommand(1),
+  handler: () => undefined,
+};

@@ -1,0 +1,130 @@
+import * as fs from 'fs';
+import * as readline from 'readline';
+import type { Argv, CommandModule } from 'yargs';
+import { samplerConfigSchema } from '../../ndl/config';
+import { checkRoundTrips, generateDocuments } from '../../ndl/run';
+import { renderDocument } from '../../ndl/show';
+import { loadConfig } from '../../util/config';
+import { UserError } from '../../util/errors';
+import { withConfigOptions } from '../options';
+
+/**
+ * `ndbg ndl`: trace JSONL → NDL document JSONL (sampled trajectories or the canonical all-step
+ * pair); `ndbg ndl show` prints one document for a person; `ndbg ndl check` verifies the
+ * sampler/formatter/parser round trip over a trace file.
+ */
+export const ndlCommand: CommandModule = {
+  command: 'ndl',
+  describe: 'Write NDL documents (debugger trajectories) from traces; show or check them',
+  builder: (y: Argv) =>
+    y
+      .command({
+        command: '$0',
+        describe: 'Sample K trajectories per program (or the all-step pair) and write {id, doc, direction, actions, nodes, end, text} JSONL',
+        builder: (yy: Argv) =>
+          withConfigOptions(samplingOptions(yy))
+            .option('out', { type: 'string', demandOption: true, describe: 'output JSONL of documents' })
+            .option('policy', {
+              choices: ['sampled', 'all-step'] as const,
+              default: 'sampled' as const,
+              describe: 'sampled: the seeded policy (spec §5); all-step: per program the forward document under all step_into and the inverse one under all inv_step_into',
+            })
+            .option('overwrite', { type: 'boolean', default: false, describe: 'replace --out if it exists' })
+            .example('$0 ndl --traces traces.jsonl --out docs.jsonl --seed 1 --per-program 4', 'four sampled documents per program')
+            .example('$0 ndl --traces traces.jsonl --out canon.jsonl --policy all-step', 'the canonical documents')
+            .example('$0 ndl --traces t.jsonl --out d.jsonl --set maxTokens=2048 --set forwardShare=3', 'token budget, 3:1 forward:inverse'),
+        handler: async (argv) => {
+          const summary = await generateDocuments({
+            traces: argv.traces as string,
+            out: argv.out as string,
+            seed: argv.seed as number,
+            perProgram: argv['per-program'] as number,
+            policy: argv.policy as 'sampled' | 'all-step',
+            config: samplerConfig(argv),
+            overwrite: argv.overwrite as boolean,
+            quiet: argv.quiet as boolean,
+          });
+          process.stdout.write(JSON.stringify(summary) + '\n');
+        },
+      })
+      .command({
+        command: 'show',
+        describe: 'Pretty-print one document (one frame per line) from a documents JSONL file or stdin',
+        builder: (yy: Argv) =>
+          yy
+            .option('docs', { type: 'string', describe: 'documents JSONL (default: stdin)' })
+            .option('id', { type: 'string', describe: 'program id (default: the first document)' })
+            .option('doc', { type: 'number', describe: 'document number within the program (default: its first)' })
+            .example('$0 ndl show --docs docs.jsonl --id sample_3 --doc 1', 'the second document of sample_3'),
+        handler: async (argv) => {
+          const rec = await findDocument(argv.docs as string | undefined, argv.id as string | undefined, argv.doc as number | undefined);
+          const header = `${rec.id} doc ${rec.doc ?? 0} (${rec.direction ?? '?'}, ${rec.end ?? '?'})`;
+          process.stdout.write(renderDocument(header, rec.text));
+        },
+      })
+      .command({
+        command: 'check',
+        describe: 'Sample documents for every trace, then check that each follows the oracle and parses back to every state and action',
+        builder: (yy: Argv) => withConfigOptions(samplingOptions(yy)),
+        handler: async (argv) => {
+          const summary = await checkRoundTrips({
+            traces: argv.traces as string,
+            seed: argv.seed as number,
+            perProgram: argv['per-program'] as number,
+            config: samplerConfig(argv),
+            quiet: argv.quiet as boolean,
+          });
+          process.stdout.write(JSON.stringify(summary, null, 1) + '\n');
+          if (summary.failures.length > 0) throw new UserError(`${summary.failures.length} documents failed the round trip`, 1);
+        },
+      }),
+  handler: () => undefined,
+};
+
+function samplingOptions(y: Argv) {
+  return y
+    .option('traces', { type: 'string', demandOption: true, describe: 'trace JSONL (from `ndbg trace`)' })
+    .option('seed', { type: 'number', default: 0, describe: 'sampling seed; documents depend only on (seed, program id)' })
+    .option('per-program', { type: 'number', default: 1, describe: 'documents per program (split forward:inverse by the config shares, default 1:1)' })
+    .option('quiet', { type: 'boolean', default: false, describe: 'no progress bar' });
+}
+
+/** The sampler config from --config/--set, after checking the numeric flags. */
+function samplerConfig(argv: Record<string, unknown>) {
+  const k = argv['per-program'];
+  if (typeof k !== 'number' || !Number.isInteger(k) || k < 1) throw new UserError(`--per-program must be a positive integer, got ${String(k)}`);
+  if (typeof argv.seed !== 'number' || !Number.isInteger(argv.seed)) throw new UserError(`--seed must be an integer, got ${String(argv.seed)}`);
+  return loadConfig(samplerConfigSchema, { file: argv.config as string | undefined, overrides: argv.set as string[] });
+}
+
+interface DocLine {
+  id: string;
+  doc?: number;
+  direction?: string;
+  end?: string;
+  text: string;
+}
+
+async function findDocument(file: string | undefined, id: string | undefined, doc: number | undefined): Promise<DocLine> {
+  if (file !== undefined && !fs.existsSync(file)) throw new UserError(`--docs ${file}: no such file`);
+  const name = file ?? '(stdin)';
+  const input = file !== undefined ? fs.createReadStream(file, 'utf8') : process.stdin;
+  const rl = readline.createInterface({ input, crlfDelay: Infinity });
+  let n = 0;
+  for await (const line of rl) {
+    n++;
+    if (line.trim() === '') continue;
+    let rec: DocLine;
+    try {
+      rec = JSON.parse(line) as DocLine;
+    } catch (e) {
+      throw new UserError(`${name}:${n}: invalid JSON (${(e as Error).message})`);
+    }
+    if (typeof rec?.id !== 'string' || typeof rec.text !== 'string') throw new UserError(`${name}:${n}: not a document record (needs string id and text)`);
+    if ((id === undefined || rec.id === id) && (doc === undefined || rec.doc === doc)) {
+      rl.close();
+      return rec;
+    }
+  }
+  throw new UserError(`${name}: no document${id !== undefined ? ` with id ${id}` : ''}${doc !== undefined ? ` and doc ${doc}` : ''}`);
+}

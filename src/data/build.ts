@@ -1,0 +1,224 @@
+/**
+ * `ndbg data build`: documents -> tokens (worker threads) -> packed rows -> Arrow shards +
+ * manifest.json. Documents are packed in input order whatever the worker count, the split is a
+ * hash of each document's key, and nothing time-dependent is written, so the same inputs give
+ * the same bytes. The manifest is written last: a data set without one is incomplete.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { Progress } from '../util/progress';
+import { Rng } from '../util/rng';
+import { UserError } from '../util/errors';
+import { EncodePool } from './encode-pool';
+import { RowPacker, type EncodedDocument } from './pack';
+import { MANIFEST_FILE, MANIFEST_FORMAT, tokenDtypeFor, writeManifest, type Manifest, type ManifestSource, type ShardEntry, type SplitName } from './manifest';
+import { encodeShard, sha256Hex, writeFileAtomic, type ShardIdentity } from './shard';
+import { readDocuments, readSidecar, type SourceSpec } from './sources';
+import { loadTextTokenizer } from './tokenizer';
+
+export interface BuildOptions {
+  sources: SourceSpec[];
+  out: string;
+  /** `byte` or a sentencepiece model path. */
+  tokenizer: string;
+  seqLen: number;
+  shardMb: number;
+  valFraction: number;
+  splitSeed: number;
+  maskContext: boolean;
+  workers: number;
+  /** Replace an existing data set in `out`. */
+  force: boolean;
+  quiet?: boolean;
+}
+
+/** Bytes of text per tokenizer task: big enough to amortize messaging, small enough to balance. */
+const TASK_TEXT_BYTES = 256 * 1024;
+const TASK_MAX_DOCS = 512;
+
+export function isValidationDocument(key: string, valFraction: number, splitSeed: number): boolean {
+  return valFraction > 0 && Rng.from(splitSeed, 'val-split', key).next() < valFraction;
+}
+
+class SplitWriter {
+  readonly packer: RowPacker;
+  readonly shards: ShardEntry[] = [];
+  documents = 0;
+  textBytes = 0;
+  private tokens: Uint16Array | Uint32Array;
+  private mask: Uint8Array;
+  private docIds: Int32Array;
+  private rows = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly rowsPerShard: number,
+    private readonly rowLen: number,
+    private readonly identity: Omit<ShardIdentity, 'index'>,
+    padId: number,
+  ) {
+    const n = rowsPerShard * rowLen;
+    this.tokens = identity.tokenDtype === 'uint16' ? new Uint16Array(n) : new Uint32Array(n);
+    this.mask = new Uint8Array(n);
+    this.docIds = new Int32Array(n);
+    this.packer = new RowPacker(rowLen, padId, (t, m, d) => this.addRow(t, m, d));
+  }
+
+  push(doc: EncodedDocument, textBytes: number): void {
+    this.packer.push(doc, this.documents++);
+    this.textBytes += textBytes;
+  }
+
+  finish(): void {
+    this.packer.finish();
+    this.flush();
+  }
+
+  private addRow(t: Uint32Array, m: Uint8Array, d: Int32Array): void {
+    const at = this.rows * this.rowLen;
+    this.tokens.set(t, at);
+    this.mask.set(m, at);
+    this.docIds.set(d, at);
+    if (++this.rows === this.rowsPerShard) this.flush();
+  }
+
+  private flush(): void {
+    if (this.rows === 0) return;
+    const n = this.rows * this.rowLen;
+    const index = this.shards.length;
+    const bytes = encodeShard(
+      { rows: this.rows, rowLen: this.rowLen, tokens: this.tokens.subarray(0, n), mask: this.mask.subarray(0, n), docIds: this.docIds.subarray(0, n) },
+      { ...this.identity, index },
+    );
+    const rel = `${this.identity.split}/${this.identity.source}-${String(index).padStart(5, '0')}.arrow`;
+    writeFileAtomic(path.join(this.dir, rel), bytes);
+    // Count targets (positions 1..T) so the row-overlap token is not counted twice.
+    let tokens = 0;
+    for (let r = 0; r < this.rows; r++) {
+      for (let i = r * this.rowLen + 1; i < (r + 1) * this.rowLen; i++) tokens += this.docIds[i] >= 0 ? 1 : 0;
+    }
+    this.shards.push({ file: rel, rows: this.rows, tokens, bytes: bytes.length, sha256: sha256Hex(bytes) });
+    this.rows = 0;
+  }
+
+  summary(): ManifestSource['train'] {
+    return {
+      documents: this.documents,
+      textBytes: this.textBytes,
+      rows: this.shards.reduce((a, s) => a + s.rows, 0),
+      tokens: this.shards.reduce((a, s) => a + s.tokens, 0),
+      shards: this.shards,
+    };
+  }
+}
+
+function prepareOutDir(out: string, force: boolean): void {
+  if (fs.existsSync(path.join(out, MANIFEST_FILE)) && !force) {
+    throw new UserError(`${out} already holds a data set (${MANIFEST_FILE}); pass --force to replace it`);
+  }
+  for (const split of ['train', 'val']) {
+    const d = path.join(out, split);
+    if (fs.existsSync(d)) {
+      for (const f of fs.readdirSync(d)) if (f.endsWith('.arrow') || f.includes('.arrow.tmp')) fs.rmSync(path.join(d, f));
+    }
+    fs.mkdirSync(d, { recursive: true });
+  }
+  fs.rmSync(path.join(out, MANIFEST_FILE), { force: true });
+}
+
+export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
+  if (!Number.isInteger(opts.seqLen) || opts.seqLen < 1) throw new UserError(`--seq-len must be a positive integer, got ${opts.seqLen}`);
+  if (!(opts.shardMb > 0)) throw new UserError(`--shard-mb must be positive, got ${opts.shardMb}`);
+  if (!(opts.valFraction >= 0 && opts.valFraction < 1)) throw new UserError(`--val-fraction must be in [0, 1), got ${opts.valFraction}`);
+  const names = new Set<string>();
+  for (const s of opts.sources) {
+    if (names.has(s.name)) throw new UserError(`--source ${s.name} given twice; source names must be unique`);
+    names.add(s.name);
+  }
+  if (!opts.sources.length) throw new UserError('give at least one --source NAME=PATH[:kind]');
+  const tok = await loadTextTokenizer(opts.tokenizer);
+  const tokenDtype = tokenDtypeFor(tok.vocabSize);
+  const rowLen = opts.seqLen + 1;
+  const rowBytes = rowLen * ((tokenDtype === 'uint16' ? 2 : 4) + 1 + 4);
+  const shardBytesMax = Math.round(opts.shardMb * 2 ** 20);
+  const rowsPerShard = Math.max(1, Math.floor(shardBytesMax / rowBytes));
+  prepareOutDir(opts.out, opts.force);
+
+  const pool = await EncodePool.create(opts.tokenizer, tok, { maskContext: opts.maskContext }, opts.workers);
+  const sources: ManifestSource[] = [];
+  try {
+    for (const spec of opts.sources) {
+      const sidecar = readSidecar(spec);
+      const writers: Record<SplitName, SplitWriter> = {
+        train: new SplitWriter(opts.out, rowsPerShard, rowLen, { tokenizerSha256: tok.sha256, seqLen: opts.seqLen, tokenDtype, source: spec.name, split: 'train' }, tok.padId),
+        val: new SplitWriter(opts.out, rowsPerShard, rowLen, { tokenizerSha256: tok.sha256, seqLen: opts.seqLen, tokenDtype, source: spec.name, split: 'val' }, tok.padId),
+      };
+      await encodeSource(spec, pool, opts, writers);
+      writers.train.finish();
+      writers.val.finish();
+      sources.push({
+        name: spec.name,
+        kind: spec.kind,
+        path: spec.path,
+        python: sidecar?.python ?? null,
+        generator: sidecar?.generator ?? null,
+        sidecar: sidecar ? { file: sidecar.file, content: sidecar.content } : null,
+        train: writers.train.summary(),
+        val: writers.val.summary(),
+      });
+    }
+  } finally {
+    await pool.close();
+  }
+  const manifest: Manifest = {
+    format: MANIFEST_FORMAT,
+    tokenizer: { path: opts.tokenizer, sha256: tok.sha256, vocabSize: tok.vocabSize, bosId: tok.bosId, eosId: tok.eosId, padId: tok.padId },
+    seqLen: opts.seqLen,
+    rowLen,
+    tokenDtype,
+    packing: { rowOverlap: 1, maskContext: opts.maskContext, valFraction: opts.valFraction, splitSeed: opts.splitSeed, shardBytesMax },
+    sources,
+  };
+  writeManifest(opts.out, manifest);
+  return manifest;
+}
+
+/** Streams one source through the pool, keeping a bounded number of tasks in flight, packing in order. */
+async function encodeSource(spec: SourceSpec, pool: EncodePool, opts: BuildOptions, writers: Record<SplitName, SplitWriter>): Promise<void> {
+  const progress = new Progress(`build ${spec.name}`, undefined, process.stderr, opts.quiet);
+  const maxInFlight = Math.max(2, opts.workers * 2);
+  const inFlight: Array<{ splits: SplitName[]; bytes: number[]; result: Promise<EncodedDocument[]> }> = [];
+  const drainOne = async () => {
+    const task = inFlight.shift()!;
+    const docs = await task.result;
+    docs.forEach((d, i) => writers[task.splits[i]].push(d, task.bytes[i]));
+    progress.tick(docs.length, { MB: ((writers.train.textBytes + writers.val.textBytes) / 2 ** 20).toFixed(1) });
+  };
+  let texts: string[] = [];
+  let splits: SplitName[] = [];
+  let bytes: number[] = [];
+  let taskBytes = 0;
+  const submit = async () => {
+    if (!texts.length) return;
+    inFlight.push({ splits, bytes, result: pool.encode(texts) });
+    // Attach a handler now so a rejected task is not reported as unhandled before it is drained.
+    inFlight[inFlight.length - 1].result.catch(() => undefined);
+    texts = [];
+    splits = [];
+    bytes = [];
+    taskBytes = 0;
+    while (inFlight.length >= maxInFlight) await drainOne();
+  };
+  for await (const doc of readDocuments(spec)) {
+    const b = Buffer.byteLength(doc.text, 'utf8');
+    texts.push(doc.text);
+    splits.push(isValidationDocument(doc.key, opts.valFraction, opts.splitSeed) ? 'val' : 'train');
+    bytes.push(b);
+    taskBytes += b;
+    if (taskBytes >= TASK_TEXT_BYTES || texts.length >= TASK_MAX_DOCS) await submit();
+  }
+  await submit();
+  while (inFlight.length) await drainOne();
+  progress.finish();
+  if (writers.train.documents + writers.val.documents === 0) throw new UserError(`source ${spec.name}: ${spec.path} holds no documents`);
+}

@@ -1,0 +1,9 @@
+/** The data stage: build Arrow shards (build.ts), stream them for training (loader.ts) and validation (validation.ts). */
+export { buildDataset, type BuildOptions } from './build';
+export { MixtureLoader, type Batch, type LoaderOptions, type LoaderState } from './loader';
+export { ValidationStream, type ValidationBatch, type ValidationOptions } from './validation';
+export { readManifest, type Manifest } from './manifest';
+export { openDatasets } from './dataset';
+export { loadTextTokenizer, type TextTokenizer } from './tokenizer';
+export { ByteTokenizer } from './byte-tokenizer';
+export { parseSourceSpec, type SourceSpec } from './sources';

@@ -1,0 +1,109 @@
+/**
+ * manifest.json: the self-describing index of a built data set (see docs/data.md). Everything
+ * the loader needs is here; shard files carry a copy of the identity fields in their Arrow
+ * schema metadata so that a stray shard from another build is recognised.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { z } from 'zod';
+import { UserError } from '../util/errors';
+import { formatZodError } from '../util/config';
+import { SOURCE_KINDS } from './sources';
+
+export const MANIFEST_FORMAT = 'ndbg-data-v1';
+export const MANIFEST_FILE = 'manifest.json';
+
+export const ShardEntrySchema = z
+  .object({
+    file: z.string(), // relative to the data set directory
+    rows: z.number().int().nonnegative(),
+    tokens: z.number().int().nonnegative(), // non-padding tokens at positions 1..T of each row (targets)
+    bytes: z.number().int().positive(),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  })
+  .strict();
+
+const SplitSchema = z
+  .object({
+    documents: z.number().int().nonnegative(),
+    textBytes: z.number().int().nonnegative(),
+    rows: z.number().int().nonnegative(),
+    tokens: z.number().int().nonnegative(),
+    shards: z.array(ShardEntrySchema),
+  })
+  .strict();
+
+const SourceSchema = z
+  .object({
+    name: z.string(),
+    kind: z.enum(SOURCE_KINDS),
+    path: z.string(),
+    python: z.string().nullable(),
+    generator: z.unknown(),
+    sidecar: z.object({ file: z.string(), content: z.record(z.unknown()) }).strict().nullable(),
+    train: SplitSchema,
+    val: SplitSchema,
+  })
+  .strict();
+
+export const ManifestSchema = z
+  .object({
+    format: z.literal(MANIFEST_FORMAT),
+    tokenizer: z
+      .object({
+        path: z.string(),
+        sha256: z.string(),
+        vocabSize: z.number().int().positive(),
+        bosId: z.number().int(),
+        eosId: z.number().int(),
+        padId: z.number().int(),
+      })
+      .strict(),
+    seqLen: z.number().int().positive(),
+    rowLen: z.number().int().positive(),
+    tokenDtype: z.enum(['uint16', 'uint32']),
+    packing: z
+      .object({
+        rowOverlap: z.literal(1),
+        maskContext: z.boolean(),
+        valFraction: z.number().min(0).max(1),
+        splitSeed: z.number().int(),
+        shardBytesMax: z.number().int().positive(),
+      })
+      .strict(),
+    sources: z.array(SourceSchema).min(1),
+  })
+  .strict();
+
+export type Manifest = z.infer<typeof ManifestSchema>;
+export type ManifestSource = Manifest['sources'][number];
+export type ShardEntry = z.infer<typeof ShardEntrySchema>;
+export type SplitName = 'train' | 'val';
+
+export function readManifest(dir: string): Manifest {
+  const file = path.join(dir, MANIFEST_FILE);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === 'ENOENT') throw new UserError(`${file} not found: is ${dir} a data set built by \`ndbg data build\`?`);
+    throw new UserError(`${file}: not valid JSON (${err.message})`);
+  }
+  const parsed = ManifestSchema.safeParse(raw);
+  if (!parsed.success) throw new UserError(formatZodError(file, parsed.error).replace('invalid config', 'invalid manifest'));
+  const m = parsed.data;
+  if (m.rowLen !== m.seqLen + 1) throw new UserError(`${file}: rowLen ${m.rowLen} must be seqLen + 1 = ${m.seqLen + 1}`);
+  return m;
+}
+
+export function writeManifest(dir: string, m: Manifest): void {
+  const file = path.join(dir, MANIFEST_FILE);
+  const tmp = `${file}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(m, null, 2) + '\n');
+  fs.renameSync(tmp, file);
+}
+
+export function tokenDtypeFor(vocabSize: number): 'uint16' | 'uint32' {
+  return vocabSize <= 65536 ? 'uint16' : 'uint32';
+}

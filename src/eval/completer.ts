@@ -1,0 +1,32 @@
+/**
+ * The boundary between evaluation and the model: a TextCompleter continues an NDL prefix with
+ * the next frame (up to and including its `<|action_sep|>`, or an exit). Everything the
+ * evaluator knows about models goes through this interface, so the scoring is tested with the
+ * oracle and with corrupted outputs, and the model side with its own tests.
+ */
+import { parseNextFrame } from '../ndl/parse';
+import type { FramePredictor, NextStateTask, PredictOptions, Prediction } from './types';
+
+export interface TextCompleter {
+  readonly name: string;
+  /** The continuation text after `prefix` (the next frame; see above). */
+  completeFrame(prefix: string, options?: PredictOptions): Promise<string>;
+}
+
+/** Reads a continuation as the next frame after `prefix`; unreadable text becomes an error value. */
+export function readPrediction(prefix: string, continuation: string): Prediction {
+  const r = parseNextFrame(prefix, continuation);
+  if (!r.ok) return { error: r.error };
+  if ('exit' in r && r.exit !== undefined) return { exit: r.exit };
+  return { frame: r.frame };
+}
+
+export class CompleterPredictor implements FramePredictor {
+  constructor(private readonly completer: TextCompleter) {}
+  get name(): string {
+    return this.completer.name;
+  }
+  async predict(task: NextStateTask, options?: PredictOptions): Promise<Prediction> {
+    return readPrediction(task.prefix, await this.completer.completeFrame(task.prefix, options));
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * What the eval commands share: turning `--checkpoint`/`--oracle` into a TextCompleter, reading
+ * programs and tracing them in the sandbox, and choosing where results go.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { BackendChoice, initBackend } from '../model/backend';
+import { checkpointTokenizerPath, loadModelFromCheckpoint } from '../model/checkpoint';
+import { loadCruxEvalJsonl } from '../programs/loaders';
+import { Tokenizer } from '../tokenizer';
+import { traceBatch } from '../trace';
+import type { ProgramRecord, TraceRecord } from '../trace/types';
+import { UserError } from '../util/errors';
+import { Progress } from '../util/progress';
+import type { TextCompleter } from './completer';
+import { ModelCompleter } from './model_completer';
+import { OracleCompleter } from './oracle_completer';
+
+export interface CompleterSpec {
+  checkpoint?: string;
+  /** Use the true next frames (validates the harness; must score 100%). */
+  oracle?: boolean;
+  backend?: BackendChoice;
+  maxNewTokens?: number;
+}
+
+export async function loadCompleter(spec: CompleterSpec, traces: TraceRecord[]): Promise<TextCompleter> {
+  if (spec.oracle) return new OracleCompleter(new Map(traces.map((t) => [t.id, t])));
+  if (!spec.checkpoint) throw new UserError('give --checkpoint DIR (a trained model) or --oracle (the true next states)');
+  if (!fs.existsSync(path.join(spec.checkpoint, 'model.safetensors'))) {
+    throw new UserError(`--checkpoint ${spec.checkpoint}: no model.safetensors there (pass a checkpoint directory, e.g. RUN/checkpoints/step-000100)`);
+  }
+  await initBackend(spec.backend ?? 'auto');
+  const { model } = loadModelFromCheckpoint(spec.checkpoint);
+  const tokenizerFile = checkpointTokenizerPath(spec.checkpoint);
+  if (!tokenizerFile) throw new UserError(`--checkpoint ${spec.checkpoint}: no tokenizer recorded (tokenizer.model or state.json "tokenizer")`);
+  const tokenizer = await Tokenizer.load(tokenizerFile);
+  if (tokenizer.vocabSize !== model.config.vocab_size) {
+    throw new UserError(`tokenizer ${tokenizerFile} has ${tokenizer.vocabSize} ids but the model in ${spec.checkpoint} expects ${model.config.vocab_size}`);
+  }
+  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? 96 });
+}
+
+/** Programs from a CruxEval-style JSONL file, optionally the first `limit`. */
+export async function loadPrograms(file: string, limit?: number): Promise<ProgramRecord[]> {
+  if (!fs.existsSync(file)) throw new UserError(`--programs ${file}: no such file`);
+  const programs = await loadCruxEvalJsonl(file);
+  return limit && limit > 0 ? programs.slice(0, limit) : programs;
+}
+
+/** Traces programs in the sandbox, in input order. */
+export async function tracePrograms(programs: ProgramRecord[], workers = 1, quiet = false): Promise<TraceRecord[]> {
+  const progress = new Progress('trace', programs.length, process.stderr, quiet);
+  const out: TraceRecord[] = [];
+  for await (const t of traceBatch(programs, { workers })) {
+    out.push(t);
+    progress.tick(1);
+  }
+  progress.finish();
+  return out;
+}
+
+/**
+ * Results go to --out when given; else, for a checkpoint inside a run (RUN/checkpoints/NAME),
+ * to RUN/eval so that `ndbg report RUN` shows them; else next to the checkpoint.
+ */
+export function resultsDir(out: string | undefined, checkpoint: string | undefined): string {
+  let dir = out;
+  if (!dir && checkpoint) {
+    const run = path.dirname(path.dirname(path.resolve(checkpoint)));
+    dir = fs.existsSync(path.join(run, 'metrics.jsonl')) ? path.join(run, 'eval') : path.join(checkpoint, 'eval');
+  }
+  dir = dir ?? 'eval-results';
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export function writeJson(file: string, value: unknown): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
+  fs.renameSync(tmp, file);
+}

@@ -1,0 +1,107 @@
+/**
+ * Scoring a predicted next state against the truth, per component as the paper does:
+ *  - EVT: the event (or the exit kind, when the truth is an exit);
+ *  - SRC: the source line;
+ *  - ARG: what the frame writes after <|arg_sep|> — LOCALS as written (the delta and its ".."
+ *    marker) for call/line frames, VALUE for return/exception frames;
+ *  - LOCALS: the full locals after delta resolution (only for frames that show locals);
+ *  - full: the whole frame (EVT, SRC and ARG) exactly right.
+ * An exit counts as right in every component when the kind matches. Unparseable output is wrong
+ * in every component.
+ */
+import type { ParsedFrame } from '../ndl/types';
+import type { NextStateTask, Outcome, Prediction } from './types';
+
+export interface ComponentScores {
+  full: boolean;
+  evt: boolean;
+  src: boolean;
+  arg: boolean;
+  /** undefined when the truth shows no LOCALS (a VALUE frame or an exit). */
+  locals?: boolean;
+  parsed: boolean;
+}
+
+function sameEntries(a: Array<[string, string]> | undefined, b: Array<[string, string]> | undefined): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+function sameLocals(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+  return JSON.stringify(Object.entries(a ?? {})) === JSON.stringify(Object.entries(b ?? {}));
+}
+
+function sameArg(p: ParsedFrame, t: ParsedFrame): boolean {
+  if (t.value !== undefined) return p.value === t.value;
+  return p.value === undefined && p.elided === t.elided && sameEntries(p.shown, t.shown);
+}
+
+export function scorePrediction(prediction: Prediction, truth: Outcome): ComponentScores {
+  const showsLocals = truth.frame !== undefined && truth.frame.value === undefined;
+  if (prediction.error !== undefined) {
+    return { full: false, evt: false, src: false, arg: false, locals: showsLocals ? false : undefined, parsed: false };
+  }
+  if (truth.exit !== undefined) {
+    const ok = prediction.exit === truth.exit;
+    return { full: ok, evt: ok, src: ok, arg: ok, parsed: true };
+  }
+  const t = truth.frame;
+  const p = prediction.frame;
+  if (!p) return { full: false, evt: false, src: false, arg: false, locals: showsLocals ? false : undefined, parsed: true };
+  const evt = p.event === t.event;
+  const src = p.src === t.src;
+  const arg = sameArg(p, t);
+  return {
+    full: evt && src && arg,
+    evt,
+    src,
+    arg,
+    locals: showsLocals ? p.value === undefined && sameLocals(p.locals, t.locals) : undefined,
+    parsed: true,
+  };
+}
+
+export interface ComponentRates {
+  n: number;
+  full: number;
+  evt: number;
+  src: number;
+  arg: number;
+  /** Over the tasks whose truth shows LOCALS; null when there are none. */
+  locals: number | null;
+  parsed: number;
+}
+
+export function aggregate(scores: ComponentScores[]): ComponentRates {
+  const n = scores.length;
+  const rate = (f: (s: ComponentScores) => boolean) => (n ? scores.filter(f).length / n : 0);
+  const withLocals = scores.filter((s) => s.locals !== undefined);
+  return {
+    n,
+    full: rate((s) => s.full),
+    evt: rate((s) => s.evt),
+    src: rate((s) => s.src),
+    arg: rate((s) => s.arg),
+    locals: withLocals.length ? withLocals.filter((s) => s.locals).length / withLocals.length : null,
+    parsed: rate((s) => s.parsed),
+  };
+}
+
+export interface ScoredTask {
+  task: NextStateTask;
+  prediction: Prediction;
+  scores: ComponentScores;
+}
+
+/** Rates per action kind (and 'all'), in the order the kinds first appear. */
+export function ratesByAction(scored: ScoredTask[]): Record<string, ComponentRates> {
+  const groups = new Map<string, ComponentScores[]>();
+  for (const s of scored) {
+    const key = s.task.action.kind;
+    if (!groups.has(key)) groups.set(key, []);
+    (groups.get(key) as ComponentScores[]).push(s.scores);
+  }
+  const out: Record<string, ComponentRates> = {};
+  for (const [k, v] of groups) out[k] = aggregate(v);
+  out.all = aggregate(scored.map((s) => s.scores));
+  return out;
+}

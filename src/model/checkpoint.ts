@@ -1,0 +1,86 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { UserError } from '../util/errors';
+import { ModelConfig, resolveModelConfig } from './config';
+import { LlamaModel } from './model';
+import { readSafetensors, TensorMap, writeSafetensors } from './safetensors';
+
+/**
+ * The model's view of a checkpoint directory (the trainer writes more files; see docs/model.md):
+ *   model.safetensors   weights by HF Llama name, model layout (linear weights [in, out]), float32
+ *   config.json         the resolved config; its "model" section builds the model
+ *   tokenizer.model     optional copy of the sentencepiece model (import-hf writes one)
+ *   state.json          optional trainer state; its "tokenizer.path" names the tokenizer used
+ */
+export const WEIGHTS_FILE = 'model.safetensors';
+export const CONFIG_FILE = 'config.json';
+export const TOKENIZER_FILE = 'tokenizer.model';
+
+export function readCheckpointConfig(dir: string): { config: ModelConfig; raw: Record<string, unknown> } {
+  const file = path.join(dir, CONFIG_FILE);
+  if (!fs.existsSync(dir)) throw new UserError(`checkpoint ${dir} does not exist`);
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (e) {
+    throw new UserError(`cannot read checkpoint config ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  if (typeof raw !== 'object' || raw === null || raw.model === undefined) throw new UserError(`${file}: missing "model" section`);
+  return { config: resolveModelConfig(raw.model, `${file} (model section)`), raw };
+}
+
+/** The weights of a checkpoint (model layout), checked against its config's shapes by fromWeights. */
+export function readCheckpointWeights(dir: string): TensorMap {
+  return readSafetensors(path.join(dir, WEIGHTS_FILE)).tensors;
+}
+
+/** Builds the model stored in a checkpoint directory (on the current tfjs backend). */
+export function loadModelFromCheckpoint(dir: string): { model: LlamaModel; config: ModelConfig; raw: Record<string, unknown> } {
+  const { config, raw } = readCheckpointConfig(dir);
+  const file = path.join(dir, WEIGHTS_FILE);
+  const { tensors } = readSafetensors(file);
+  return { model: LlamaModel.fromWeights(config, tensors, file), config, raw };
+}
+
+/**
+ * Writes a model-only checkpoint (weights, {"model": config} plus `extraConfig`, and an optional
+ * tokenizer copy) into a temp directory and renames it into place, so `dir` is either complete
+ * or absent. Refuses to overwrite an existing directory.
+ */
+export function writeModelCheckpoint(
+  dir: string,
+  config: ModelConfig,
+  weights: TensorMap,
+  opts: { extraConfig?: Record<string, unknown>; tokenizerFile?: string } = {},
+): void {
+  if (fs.existsSync(dir)) throw new UserError(`${dir} already exists; choose a new --out`);
+  const tmp = `${dir.replace(/\/+$/, '')}.tmp-${process.pid}`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  fs.mkdirSync(tmp, { recursive: true });
+  writeSafetensors(path.join(tmp, WEIGHTS_FILE), weights, { format: 'pt' });
+  fs.writeFileSync(path.join(tmp, CONFIG_FILE), JSON.stringify({ ...opts.extraConfig, model: config }, null, 2) + '\n');
+  if (opts.tokenizerFile) fs.copyFileSync(opts.tokenizerFile, path.join(tmp, TOKENIZER_FILE));
+  fs.renameSync(tmp, dir);
+}
+
+/**
+ * The tokenizer that goes with a checkpoint: its own tokenizer.model copy, else the path in
+ * state.json ("tokenizer.path", as the data manifest recorded it), else config.json's
+ * "tokenizer" (a path string or {path}). Undefined when none is recorded or the file is gone.
+ */
+export function checkpointTokenizerPath(dir: string): string | undefined {
+  const candidates: string[] = [path.join(dir, TOKENIZER_FILE)];
+  const pick = (v: unknown) => {
+    if (typeof v === 'string') candidates.push(v, path.resolve(dir, v));
+    else if (v && typeof v === 'object' && typeof (v as { path?: unknown }).path === 'string') pick((v as { path: string }).path);
+  };
+  for (const [file, key] of [['state.json', 'tokenizer'], [CONFIG_FILE, 'tokenizer']] as const) {
+    try {
+      const json = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Record<string, unknown>;
+      pick(json[key]);
+    } catch {
+      // absent or unreadable: try the next source
+    }
+  }
+  return candidates.find((c) => fs.existsSync(c) && fs.statSync(c).isFile());
+}

@@ -1,0 +1,136 @@
+import * as tf from '@tensorflow/tfjs-core';
+
+/**
+ * The building blocks of the Llama block, as pure functions of tensors (no state), so the
+ * model file reads like the math and the KV-cache path reuses exactly the same code.
+ */
+
+/** RMSNorm: x / sqrt(mean(x²) + eps) · w, over the last axis (HF LlamaRMSNorm). */
+export function rmsNorm(x: tf.Tensor, w: tf.Tensor, eps: number): tf.Tensor {
+  return tf.tidy(() => {
+    const ms = tf.mean(tf.square(x), -1, true);
+    return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), w);
+  });
+}
+
+/** SiLU(x) = x·sigmoid(x). */
+export function silu(x: tf.Tensor): tf.Tensor {
+  return tf.mul(x, tf.sigmoid(x));
+}
+
+/**
+ * cos/sin tables [maxLen, headDim] in the half-split layout of HF Llama: frequency i of
+ * dims (i, i + hd/2) is theta^(-2i/hd), so each table is its hd/2 angles written twice.
+ * Computed in float64 and rounded once, as the float64 reference does.
+ */
+export function ropeTables(maxLen: number, headDim: number, theta: number): { cos: Float32Array; sin: Float32Array } {
+  const half = headDim / 2;
+  const cos = new Float32Array(maxLen * headDim);
+  const sin = new Float32Array(maxLen * headDim);
+  for (let p = 0; p < maxLen; p++) {
+    for (let i = 0; i < half; i++) {
+      const angle = p * Math.pow(theta, (-2 * i) / headDim);
+      const c = Math.cos(angle);
+      const s = Math.sin(angle);
+      cos[p * headDim + i] = cos[p * headDim + i + half] = c;
+      sin[p * headDim + i] = sin[p * headDim + i + half] = s;
+    }
+  }
+  return { cos, sin };
+}
+
+/** x·cos + rotate_half(x)·sin with rotate_half(x) = [−x2, x1]; x is [B, H, T, hd], cos/sin [T, hd]. */
+export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D): tf.Tensor4D {
+  return tf.tidy(() => {
+    const hd = x.shape[3];
+    const [x1, x2] = tf.split(x, [hd / 2, hd / 2], 3);
+    const rotated = tf.concat([tf.neg(x2), x1], 3);
+    return tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D;
+  });
+}
+
+/** Additive attention bias: 0 where allowed, this where masked (exp underflows to exactly 0). */
+export const MASKED = -1e9;
+
+/**
+ * Bias [1 or B, 1, g·T, S] for T queries at positions offset..offset+T−1 over S keys at
+ * positions 0..S−1: causal, and, when docIds ([B][T], offset 0, S = T) are given, confined to
+ * the query's document. Rows are repeated g times because grouped-query attention folds the g
+ * query heads sharing a key/value head into the row axis (see attention()).
+ */
+export function attentionBias(T: number, S: number, offset: number, g: number, docIds?: Int32Array[]): tf.Tensor4D {
+  const B = docIds ? docIds.length : 1;
+  const data = new Float32Array(B * g * T * S);
+  for (let b = 0; b < B; b++) {
+    const doc = docIds?.[b];
+    for (let i = 0; i < T; i++) {
+      const row = new Float32Array(S);
+      for (let j = 0; j < S; j++) {
+        const allowed = j <= offset + i && (!doc || doc[i] === doc[j]);
+        row[j] = allowed ? 0 : MASKED;
+      }
+      for (let r = 0; r < g; r++) data.set(row, ((b * g + r) * T + i) * S);
+    }
+  }
+  return tf.tensor4d(data, [B, 1, g * T, S]);
+}
+
+/**
+ * Scaled dot-product attention with grouped-query heads.
+ * q [B, H, T, hd], k and v [B, Hkv, S, hd], bias [1|B, 1, g·T, S] with g = H / Hkv.
+ * The g query heads that share a key/value head (HF repeat_kv: head h uses kv head ⌊h/g⌋)
+ * are reshaped into one [g·T, hd] block, so keys and values are never copied g times.
+ * Returns [B·T, H·hd] ready for o_proj.
+ */
+export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor4D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const [B, H, T, hd] = q.shape;
+    const Hkv = k.shape[1];
+    const g = H / Hkv;
+    const qg = tf.reshape(q, [B, Hkv, g * T, hd]);
+    const scores = tf.add(tf.mul(tf.matMul(qg, k, false, true), 1 / Math.sqrt(hd)), bias);
+    const probs = tf.softmax(scores);
+    const out = tf.reshape(tf.matMul(probs, v), [B, H, T, hd]);
+    return tf.reshape(tf.transpose(out, [0, 2, 1, 3]), [B * T, H * hd]) as tf.Tensor2D;
+  });
+}
+
+/**
+ * Mean cross-entropy over positions weighted by `weights` (a loss mask), with a hand-written
+ * gradient (softmax − onehot)·w/Σw so backward does not differentiate through log-softmax.
+ * logits [N, V]; targets and weights are host arrays of length N. Σw = 0 gives loss 0.
+ */
+export function weightedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, weights: Float32Array): tf.Scalar {
+  const [N, V] = logits.shape;
+  let total = 0;
+  for (let i = 0; i < N; i++) total += weights[i];
+  const scale = new Float32Array(N);
+  for (let i = 0; i < N; i++) scale[i] = total > 0 ? weights[i] / total : 0;
+  const flat = new Int32Array(N);
+  for (let i = 0; i < N; i++) {
+    if (targets[i] < 0 || targets[i] >= V) throw new Error(`target token ${targets[i]} at position ${i} is outside the vocabulary (${V})`);
+    flat[i] = i * V + targets[i];
+  }
+  const ce = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    const lg = args[0] as tf.Tensor2D;
+    const save = args[1] as tf.GradSaveFunc;
+    // One exp pass: the softmax is kept for the backward pass, log-sum-exp comes from its sum.
+    const [probs, value] = tf.tidy(() => {
+      const m = tf.max(lg, 1, true);
+      const e = tf.exp(tf.sub(lg, m));
+      const z = tf.sum(e, 1, true);
+      const lse = tf.reshape(tf.add(m, tf.log(z)), [N]);
+      const picked = tf.gather(tf.reshape(lg, [-1]), tf.tensor1d(flat, 'int32'));
+      return [tf.div(e, z), tf.sum(tf.mul(tf.sub(lse, picked), tf.tensor1d(scale)))];
+    });
+    save([probs]);
+    const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) =>
+      tf.tidy(() => {
+        // int32 then cast: tfjs-wasm 4.22's OneHot writes int bit patterns into float32 outputs.
+        const onehot = tf.cast(tf.oneHot(tf.tensor1d(targets, 'int32'), V), 'float32');
+        return tf.mul(tf.sub(saved[0], onehot), tf.mul(tf.reshape(tf.tensor1d(scale), [N, 1]), dy));
+      });
+    return { value, gradFunc };
+  });
+  return ce(logits) as tf.Scalar;
+}

@@ -1,0 +1,152 @@
+/**
+ * The file-level jobs behind `ndbg ndl`: read trace JSONL, write document JSONL, check round
+ * trips. Bad input stops with a UserError naming the file and line; every document written
+ * before that stays on disk (one write per record).
+ */
+import * as fs from 'fs';
+import { z } from 'zod';
+import type { TraceRecord } from '../trace/types';
+import { UserError } from '../util/errors';
+import { JsonlWriter, readJsonl } from '../util/jsonl';
+import { Progress } from '../util/progress';
+import type { SamplerConfig } from './config';
+import { allStepDocuments, NdlRecord, sampleDocuments, treeFor } from './generate';
+import type { TokenCounter } from './sampler';
+import { emptyStats, verifyDocument, VerifyStats } from './verify';
+
+const eventSchema = z.object({
+  event: z.enum(['call', 'line', 'return', 'exception']),
+  depth: z.number().int().min(0),
+  invocation: z.number().int().min(0),
+  line: z.number().int(),
+  src: z.string(),
+  locals: z.record(z.string()),
+  value: z.string().nullable(),
+  func: z.string(),
+  calls: z.array(z.number().int()).optional(),
+});
+
+/** The fields of a trace record this stage reads (others are kept but not checked). */
+const traceSchema = z
+  .object({
+    id: z.string().min(1),
+    code: z.string(),
+    entry_call: z.string(),
+    status: z.enum(['normal', 'error', 'never']),
+    events: z.array(eventSchema),
+  })
+  .passthrough();
+
+/** Streams the trace records of a JSONL file, validated; the first bad line is a UserError. */
+export async function* readTraces(file: string): AsyncGenerator<TraceRecord> {
+  if (!fs.existsSync(file)) throw new UserError(`--traces ${file}: no such file`);
+  for await (const line of readJsonl<unknown>(file)) {
+    if (line.error) throw new UserError(line.error);
+    const r = traceSchema.safeParse(line.value);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      throw new UserError(`${file}:${line.lineNumber}: not a trace record: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    }
+    yield r.data as unknown as TraceRecord;
+  }
+}
+
+export function countLines(file: string): number {
+  const text = fs.readFileSync(file, 'utf8');
+  let n = 0;
+  for (const line of text.split('\n')) if (line.trim() !== '') n++;
+  return n;
+}
+
+export interface GenerateOptions {
+  traces: string;
+  out: string;
+  seed: number;
+  perProgram: number;
+  policy: 'sampled' | 'all-step';
+  config: SamplerConfig;
+  countTokens?: TokenCounter;
+  overwrite?: boolean;
+  quiet?: boolean;
+}
+
+export interface GenerateSummary {
+  programs: number;
+  documents: number;
+  forward: number;
+  inverse: number;
+  /** Documents not written because the trace had nothing in that direction. */
+  skipped: number;
+  frames: number;
+}
+
+export async function generateDocuments(opts: GenerateOptions): Promise<GenerateSummary> {
+  if (fs.existsSync(opts.out) && !opts.overwrite) {
+    throw new UserError(`--out ${opts.out} exists; pass --overwrite to replace it`);
+  }
+  const total = countLines(opts.traces);
+  const progress = new Progress('ndl', total, process.stderr, opts.quiet);
+  const writer = new JsonlWriter(opts.out, false);
+  const summary: GenerateSummary = { programs: 0, documents: 0, forward: 0, inverse: 0, skipped: 0, frames: 0 };
+  try {
+    for await (const trace of readTraces(opts.traces)) {
+      let records: NdlRecord[];
+      try {
+        if (opts.policy === 'all-step') {
+          records = allStepDocuments(trace);
+          summary.skipped += 2 - records.length;
+        } else {
+          const r = sampleDocuments(trace, opts.seed, opts.perProgram, opts.config, { countTokens: opts.countTokens });
+          records = r.records;
+          summary.skipped += r.skipped;
+        }
+      } catch (e) {
+        throw new UserError(`${opts.traces}: trace ${trace.id}: ${(e as Error).message}`);
+      }
+      for (const rec of records) {
+        writer.write(rec);
+        summary.documents++;
+        summary[rec.direction]++;
+        summary.frames += rec.nodes.length;
+      }
+      summary.programs++;
+      progress.tick(1, { docs: summary.documents });
+    }
+  } finally {
+    writer.close();
+    progress.finish();
+  }
+  return summary;
+}
+
+export interface CheckSummary {
+  programs: number;
+  forward: VerifyStats;
+  inverse: VerifyStats;
+  /** Documents with at least one problem, with their first problems. */
+  failures: Array<{ id: string; direction: string; doc: number; problems: string[] }>;
+}
+
+/** Samples documents (plus the all-step pair) for every trace and verifies each round trip. */
+export async function checkRoundTrips(opts: Omit<GenerateOptions, 'out' | 'policy' | 'overwrite'>): Promise<CheckSummary> {
+  const summary: CheckSummary = { programs: 0, forward: emptyStats(), inverse: emptyStats(), failures: [] };
+  const progress = new Progress('ndl check', countLines(opts.traces), process.stderr, opts.quiet);
+  for await (const trace of readTraces(opts.traces)) {
+    const trees = { forward: treeFor(trace, 'forward'), inverse: treeFor(trace, 'inverse') };
+    const records = [
+      ...allStepDocuments(trace),
+      ...sampleDocuments(trace, opts.seed, opts.perProgram, opts.config, { countTokens: opts.countTokens }).records,
+    ];
+    for (const r of records) {
+      const tree = trees[r.direction];
+      if (!tree) continue;
+      const steps = r.nodes.map((node, k) => ({ node, action: r.actions[k] }));
+      const problems = verifyDocument(tree, { direction: r.direction, steps, end: r.end }, r.text, summary[r.direction]);
+      if (problems.length > 0) summary.failures.push({ id: r.id, direction: r.direction, doc: r.doc, problems: problems.slice(0, 5) });
+    }
+    summary.programs++;
+    progress.tick(1, { failures: summary.failures.length });
+  }
+  progress.finish();
+  return summary;
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+/**
+ * Knobs of the program generator and of the filters (`ndbg programs generate --config FILE`,
+ * `--set generator.nesting=3`). Every field has a default, so `{}` is a valid config.
+ */
+const range = (min: number, max: number) =>
+  z
+    .object({ min: z.number().int().min(0).default(min), max: z.number().int().min(0).default(max) })
+    .strict()
+    .refine((r) => r.min <= r.max, { message: 'min must be <= max' })
+    .default({ min, max });
+
+const prob = (p: number) => z.number().min(0).max(1).default(p);
+
+export const StatementMixSchema = z
+  .object({
+    assign: z.number().min(0).default(5),
+    update: z.number().min(0).default(3),
+    list_mutation: z.number().min(0).default(2),
+    dict_mutation: z.number().min(0).default(1.5),
+    if: z.number().min(0).default(2.5),
+    for: z.number().min(0).default(2.5),
+    while: z.number().min(0).default(1),
+    early_return: z.number().min(0).default(1),
+    try: z.number().min(0).default(1),
+    break_continue: z.number().min(0).default(0.8),
+  })
+  .strict()
+  .default({});
+export type StatementMix = z.infer<typeof StatementMixSchema>;
+
+export const GeneratorConfigSchema = z
+  .object({
+    /** Inputs (hence program records) per program. */
+    inputs: range(1, 3),
+    /** Top-level statements per function body before the return ("length"). */
+    statements: range(2, 4),
+    /** Statements per nested block. */
+    blockStatements: range(1, 2),
+    /** Deepest block nesting (1 = no statement inside a loop/if body may open another block). */
+    nesting: z.number().int().min(1).max(4).default(2),
+    /** Expression nesting depth. */
+    exprDepth: z.number().int().min(1).max(4).default(2),
+    /**
+     * Weights of the planned call depth 1..4 (1 = f alone, 2 = f calls a helper, ...): the
+     * helper chain f -> h1 -> h2 -> h3 is built to this depth and every call in it is made
+     * unconditionally, so the trace reaches it.
+     */
+    callDepthWeights: z.array(z.number().min(0)).length(4).default([0.2, 0.3, 0.3, 0.2]),
+    /** Probability that a program has a bounded recursive helper. */
+    recursion: prob(0.2),
+    /** Probability that a program defines a class (with __init__ and methods) and uses it. */
+    classes: prob(0.2),
+    /** Probability that a helper raises on some inputs. */
+    raisingHelper: prob(0.25),
+    /** Share of those raises that the caller does not catch (the run then ends with status error). */
+    uncaughtShare: prob(0.5),
+    /** Parameters of f. */
+    params: range(1, 3),
+    mix: StatementMixSchema,
+  })
+  .strict()
+  .default({});
+export type GeneratorConfig = z.infer<typeof GeneratorConfigSchema>;
+
+export const FilterConfigSchema = z
+  .object({
+    /** Step budget: a run with more trace events than this is rejected (status never counts too). */
+    maxEvents: z.number().int().min(1).default(2000),
+    minChars: z.number().int().min(0).default(20),
+    maxChars: z.number().int().min(1).default(4000),
+    maxLines: z.number().int().min(1).default(150),
+    /** Modules a program may import. */
+    allowImports: z
+      .array(z.string())
+      .default(['math', 'string', 're', 'collections', 'itertools', 'functools', 'operator', 'heapq', 'bisect', 'copy']),
+    /** Trace every record twice and reject it when the traces differ. */
+    checkDeterminism: z.boolean().default(true),
+    /**
+     * Generated programs only: reject a run that ends in an exception the generator did not
+     * plan (a TypeError, an IndexError...), i.e. a generator type error, not a deliberate raise.
+     */
+    rejectUnplannedErrors: z.boolean().default(true),
+  })
+  .strict()
+  .default({});
+export type FilterConfig = z.infer<typeof FilterConfigSchema>;
+
+export const ProgramsConfigSchema = z
+  .object({ generator: GeneratorConfigSchema, filter: FilterConfigSchema })
+  .strict();
+export type ProgramsConfig = z.infer<typeof ProgramsConfigSchema>;
+
+export function defaultProgramsConfig(): ProgramsConfig {
+  return ProgramsConfigSchema.parse({});
+}

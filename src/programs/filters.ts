@@ -1,0 +1,91 @@
+import type { ProgramRecord } from '../trace/types';
+import type { FilterConfig } from './config';
+import type { CodeFacts } from './normalize';
+import { traceFingerprint, traceStats, type TraceStats } from './tracestats';
+import type { Tracer } from './tracers';
+
+/**
+ * The record filters, in order (the first failing one is the reason):
+ *   syntax_error          the code does not parse
+ *   too_short/too_long/too_many_lines   code length bounds
+ *   forbidden_import      imports a module outside the allow-list
+ *   nondeterministic_builtin   mentions id(), hash(), open(), eval() ... (see normalize.py)
+ *   step_budget           the run did not finish within `maxEvents` trace events (status never)
+ *   limit:<what>          the sandbox stopped it (timeout, memory, ...)
+ *   unplanned_error:<Exc> (generated programs) ended in an exception the generator did not plan
+ *   nondeterministic      a second run, with the heap layout perturbed, gave another trace
+ * Program-level filters (duplicate, contaminated) are applied by the caller.
+ */
+export interface RecordOutcome {
+  id: string;
+  ok: boolean;
+  reason?: string;
+  stats?: TraceStats;
+}
+
+/** Allocations appended to the module for the second run so object addresses (ids, default
+ * hashes, set order of objects) differ from the first; f's line numbers are unchanged. */
+const HEAP_PERTURBATION = '\n\n_ndbg_heap_pad = [object() for _ in range(1237)] + [[] for _ in range(311)]\n';
+
+export function staticReason(code: string, facts: CodeFacts, cfg: FilterConfig): string | undefined {
+  if (!facts.ok) return 'syntax_error';
+  if (code.length < cfg.minChars) return 'too_short';
+  if (code.length > cfg.maxChars) return 'too_long';
+  if (code.split('\n').length > cfg.maxLines) return 'too_many_lines';
+  if ((facts.imports ?? []).some((m) => !cfg.allowImports.includes(m))) return 'forbidden_import';
+  if ((facts.risky ?? []).length > 0) return 'nondeterministic_builtin';
+  return undefined;
+}
+
+/**
+ * Runs the filters over records. `facts[i]` are the code facts of `records[i]`;
+ * `plannedErrors(i)`, when given, lists the `Type: message` errors record i may end with.
+ */
+export async function filterRecords(
+  records: ProgramRecord[],
+  facts: CodeFacts[],
+  tracer: Tracer,
+  cfg: FilterConfig,
+  plannedErrors?: (i: number) => string[],
+): Promise<RecordOutcome[]> {
+  const out: RecordOutcome[] = records.map((r, i) => {
+    const reason = staticReason(r.code, facts[i], cfg);
+    return reason ? { id: r.id, ok: false, reason } : { id: r.id, ok: true };
+  });
+  const live = () => records.map((_, i) => i).filter((i) => out[i].ok);
+
+  const first = live();
+  const traces = await tracer(first.map((i) => records[i]));
+  const fingerprints = new Map<number, string>();
+  first.forEach((i, j) => {
+    const rec = traces[j];
+    const stats = traceStats(rec);
+    out[i].stats = stats;
+    const reason = dynamicReason(rec.status, stats, cfg, plannedErrors?.(i));
+    if (reason) {
+      out[i].ok = false;
+      out[i].reason = reason;
+    } else if (cfg.checkDeterminism) fingerprints.set(i, traceFingerprint(rec));
+  });
+
+  if (cfg.checkDeterminism) {
+    const second = live();
+    const again = await tracer(second.map((i) => ({ ...records[i], code: records[i].code.replace(/\n*$/, '') + HEAP_PERTURBATION })));
+    second.forEach((i, j) => {
+      if (traceFingerprint(again[j]) !== fingerprints.get(i)) {
+        out[i].ok = false;
+        out[i].reason = 'nondeterministic';
+      }
+    });
+  }
+  return out;
+}
+
+function dynamicReason(status: string, stats: TraceStats, cfg: FilterConfig, planned?: string[]): string | undefined {
+  if (stats.limit && stats.limit !== 'steps') return `limit:${stats.limit}`;
+  if (status === 'never' || stats.events > cfg.maxEvents) return 'step_budget';
+  if (status === 'error' && planned && cfg.rejectUnplannedErrors && !planned.includes(stats.error ?? '')) {
+    return `unplanned_error:${(stats.error ?? 'unknown').split(':')[0]}`;
+  }
+  return undefined;
+}

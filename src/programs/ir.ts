@@ -1,0 +1,267 @@
+/**
+ * The generator's intermediate representation and its printer. Statements are a small tree;
+ * expressions are typed terms already rendered to text, each carrying the constructs it used, so
+ * the construct histogram of a program is an exact count over its IR (never a regex over code).
+ */
+
+/** Python value types the generator tracks. `obj:Name` is an instance of a generated class. */
+export type Ty = 'int' | 'str' | 'bool' | 'list_int' | 'list_str' | 'dict' | 'tuple' | 'matrix' | 'opt_int' | `obj:${string}`;
+
+/** Everything the histogram counts. */
+export const CONSTRUCTS = [
+  'assign',
+  'augassign',
+  'if',
+  'elif',
+  'else',
+  'for',
+  'while',
+  'nested_loop',
+  'break',
+  'continue',
+  'early_return',
+  'try',
+  'raise',
+  'raise_caught',
+  'raise_uncaught',
+  'helper',
+  'helper_call',
+  'recursion',
+  'class',
+  'method',
+  'method_call',
+  'listcomp',
+  'dictcomp',
+  'genexp',
+  'slice',
+  'index',
+  'str_method',
+  'list_method',
+  'dict_method',
+  'ifexp',
+  'fstring',
+  'bool_op',
+  'none_check',
+  'tuple_unpack',
+] as const;
+export type Construct = (typeof CONSTRUCTS)[number];
+
+/** Operator precedence of a rendered expression (higher binds tighter). */
+export const PREC = { ifexp: 10, or: 20, and: 30, not: 40, cmp: 50, add: 70, mul: 80, unary: 90, atom: 100 } as const;
+
+export interface Expr {
+  code: string;
+  ty: Ty;
+  prec: number;
+  tags: Construct[];
+}
+
+export type Stmt =
+  | { k: 'assign'; target: string; value: Expr; tags?: Construct[] }
+  | { k: 'aug'; target: string; op: string; value: Expr }
+  | { k: 'expr'; value: Expr }
+  | { k: 'if'; branches: Array<{ cond: Expr; body: Stmt[] }>; orelse?: Stmt[] }
+  | { k: 'for'; target: string; iter: Expr; body: Stmt[]; nested: boolean }
+  | { k: 'while'; cond: Expr; body: Stmt[]; nested: boolean }
+  | { k: 'return'; value: Expr; early: boolean }
+  | { k: 'break' }
+  | { k: 'continue' }
+  | { k: 'try'; body: Stmt[]; handlers: Array<{ exc: string; body: Stmt[] }> }
+  | { k: 'raise'; exc: string; message: string; caught: boolean };
+
+export interface FuncDef {
+  name: string;
+  params: string[];
+  body: Stmt[];
+  /** Function-level constructs: helper, recursion, method. */
+  tags: Construct[];
+}
+
+export interface ClassDef {
+  name: string;
+  /** `class Name(Base):` when set (custom exceptions). */
+  base?: string;
+  methods: FuncDef[];
+}
+
+export interface ProgramIR {
+  classes: ClassDef[];
+  /** Helpers first, the entry function last. */
+  funcs: FuncDef[];
+}
+
+export function expr(code: string, ty: Ty, prec: number, ...tagLists: Array<Construct[] | Construct>): Expr {
+  const tags: Construct[] = [];
+  for (const t of tagLists) {
+    if (Array.isArray(t)) tags.push(...t);
+    else tags.push(t);
+  }
+  return { code, ty, prec, tags };
+}
+
+/** `e` rendered so it can sit where precedence `need` is required. */
+export function wrap(e: Expr, need: number): string {
+  return e.prec < need ? `(${e.code})` : e.code;
+}
+
+export function printProgram(p: ProgramIR): string {
+  const blocks: string[] = [];
+  for (const c of p.classes) blocks.push(printClass(c));
+  for (const f of p.funcs) blocks.push(printFunc(f, ''));
+  return blocks.join('\n\n') + '\n';
+}
+
+function printClass(c: ClassDef): string {
+  const head = `class ${c.name}${c.base ? `(${c.base})` : ''}:`;
+  if (c.methods.length === 0) return `${head}\n    pass`;
+  return `${head}\n${c.methods.map((m) => printFunc(m, '    ')).join('\n\n')}`;
+}
+
+function printFunc(f: FuncDef, indent: string): string {
+  const lines = [`${indent}def ${f.name}(${f.params.join(', ')}):`];
+  printBlock(f.body, indent + '    ', lines);
+  return lines.join('\n');
+}
+
+function printBlock(body: Stmt[], indent: string, out: string[]): void {
+  if (body.length === 0) {
+    out.push(`${indent}pass`);
+    return;
+  }
+  for (const s of body) printStmt(s, indent, out);
+}
+
+function printStmt(s: Stmt, ind: string, out: string[]): void {
+  const inner = ind + '    ';
+  switch (s.k) {
+    case 'assign':
+      out.push(`${ind}${s.target} = ${s.value.code}`);
+      return;
+    case 'aug':
+      out.push(`${ind}${s.target} ${s.op}= ${s.value.code}`);
+      return;
+    case 'expr':
+      out.push(`${ind}${s.value.code}`);
+      return;
+    case 'if':
+      s.branches.forEach((b, i) => {
+        out.push(`${ind}${i === 0 ? 'if' : 'elif'} ${b.cond.code}:`);
+        printBlock(b.body, inner, out);
+      });
+      if (s.orelse) {
+        out.push(`${ind}else:`);
+        printBlock(s.orelse, inner, out);
+      }
+      return;
+    case 'for':
+      out.push(`${ind}for ${s.target} in ${s.iter.code}:`);
+      printBlock(s.body, inner, out);
+      return;
+    case 'while':
+      out.push(`${ind}while ${s.cond.code}:`);
+      printBlock(s.body, inner, out);
+      return;
+    case 'return':
+      out.push(`${ind}return ${s.value.code}`);
+      return;
+    case 'break':
+    case 'continue':
+      out.push(`${ind}${s.k}`);
+      return;
+    case 'try':
+      out.push(`${ind}try:`);
+      printBlock(s.body, inner, out);
+      for (const h of s.handlers) {
+        out.push(`${ind}except ${h.exc}:`);
+        printBlock(h.body, inner, out);
+      }
+      return;
+    case 'raise':
+      out.push(`${ind}raise ${s.exc}(${pyStr(s.message)})`);
+      return;
+  }
+}
+
+/** A Python string literal for text from the generator's alphabets (no quotes/backslashes expected). */
+export function pyStr(s: string): string {
+  if (!s.includes("'")) return `'${s.replace(/\\/g, '\\\\')}'`;
+  return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** Exact construct counts of a program. */
+export function histogram(p: ProgramIR): Partial<Record<Construct, number>> {
+  const h: Partial<Record<Construct, number>> = {};
+  const add = (t: Construct, n = 1) => (h[t] = (h[t] ?? 0) + n);
+  const addExpr = (e: Expr) => e.tags.forEach((t) => add(t));
+  const walk = (body: Stmt[]) => {
+    for (const s of body) {
+      switch (s.k) {
+        case 'assign':
+          add('assign');
+          s.tags?.forEach((t) => add(t));
+          addExpr(s.value);
+          break;
+        case 'aug':
+          add('augassign');
+          addExpr(s.value);
+          break;
+        case 'expr':
+          addExpr(s.value);
+          break;
+        case 'if':
+          add('if');
+          s.branches.forEach((b, i) => {
+            if (i > 0) add('elif');
+            addExpr(b.cond);
+            walk(b.body);
+          });
+          if (s.orelse) {
+            add('else');
+            walk(s.orelse);
+          }
+          break;
+        case 'for':
+          add('for');
+          if (s.nested) add('nested_loop');
+          addExpr(s.iter);
+          walk(s.body);
+          break;
+        case 'while':
+          add('while');
+          if (s.nested) add('nested_loop');
+          addExpr(s.cond);
+          walk(s.body);
+          break;
+        case 'return':
+          if (s.early) add('early_return');
+          addExpr(s.value);
+          break;
+        case 'break':
+        case 'continue':
+          add(s.k);
+          break;
+        case 'try':
+          add('try');
+          walk(s.body);
+          s.handlers.forEach((hd) => walk(hd.body));
+          break;
+        case 'raise':
+          add('raise');
+          add(s.caught ? 'raise_caught' : 'raise_uncaught');
+          break;
+      }
+    }
+  };
+  for (const c of p.classes) {
+    add('class');
+    for (const m of c.methods) {
+      m.tags.forEach((t) => add(t));
+      walk(m.body);
+    }
+  }
+  for (const f of p.funcs) {
+    f.tags.forEach((t) => add(t));
+    walk(f.body);
+  }
+  return h;
+}

@@ -1,0 +1,289 @@
+import { ChildProcessWithoutNullStreams, spawn, spawnSync } from 'child_process';
+import * as fs from 'fs';
+import { IsolationChoice, IsolationMode, resolveIsolation, workerCommand } from './isolation';
+
+/**
+ * A pool of sandbox workers (src/trace/sandbox.py), each a long-lived Python process that forks
+ * one child per program. Requests are pipelined (a few in flight per worker, answered in
+ * order); a worker that dies or stops answering is replaced and its current request gets an
+ * `error`/`crash` result, so a batch always completes.
+ */
+export interface SandboxOptions {
+  /** Wall-clock limit per program in seconds (default 5). The tracer stops itself at this
+   * deadline with a partial record; the worker SIGKILLs the child `killGraceS` later. */
+  timeoutS?: number;
+  killGraceS?: number;
+  /** Event cap per trace (default 10000): the run ends with status `never`, limit `steps`. */
+  maxEvents?: number;
+  /** repr cap in characters (spec ndl.md §3; default 256). */
+  reprCap?: number;
+  /** Address-space rlimit per program in MiB (default 1024; 0 = none). */
+  memoryMb?: number;
+  /** File-size rlimit per program in MiB (default 16). */
+  fsizeMb?: number;
+  /** Characters of stdout/stderr kept per program (default 65536); the rest is counted. */
+  outputCap?: number;
+  /** Seed of Python's `random` at the start of every program (default 0). */
+  seed?: number;
+  /** Isolation: auto (bwrap when it works), bwrap, guards. Default: NDBG_SANDBOX or auto. */
+  isolation?: IsolationChoice;
+  python?: string;
+}
+
+export type SandboxRequest =
+  | { id: string; kind: 'trace'; code: string; entry_call: string; timeout_s?: number; max_events?: number }
+  | { id: string; kind: 'exec'; code: string; timeout_s?: number };
+
+/** The raw result line of the worker, parsed. */
+export type SandboxResult = Record<string, unknown> & { id: string | null; status: string };
+
+interface Pending {
+  req: SandboxRequest;
+  line: string;
+  sentAt: number;
+  resolve: (r: SandboxResult) => void;
+}
+
+/** Requests sent ahead to a worker so it never waits for the parent between programs. */
+const PIPELINE_DEPTH = 4;
+
+class Worker {
+  proc!: ChildProcessWithoutNullStreams;
+  pending: Pending[] = [];
+  private buf = '';
+  private lastAnswer = Date.now();
+  private cleanup?: string;
+  dead = false;
+
+  constructor(private readonly pool: SandboxPool) {
+    this.start();
+  }
+
+  private start(): void {
+    const cmd = workerCommand(this.pool.mode, this.pool.python, this.pool.workerConfig);
+    this.cleanup = cmd.cleanup;
+    this.dead = false;
+    this.buf = '';
+    this.lastAnswer = Date.now();
+    const proc = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.proc = proc;
+    proc.stdout.setEncoding('utf8');
+    proc.stdout.on('data', (chunk: string) => this.onData(chunk));
+    let stderr = '';
+    proc.stderr.setEncoding('utf8');
+    proc.stderr.on('data', (c: string) => {
+      if (stderr.length < 4000) stderr += c;
+    });
+    proc.stdin.on('error', () => undefined); // EPIPE when the worker died; handled on exit
+    proc.on('exit', (code, signal) => {
+      if (this.proc !== proc) return;
+      this.dead = true;
+      this.removeDir();
+      if (this.pool.closed) return;
+      const why = `sandbox worker exited (${signal ?? `code ${code}`})${stderr ? `: ${stderr.trim().split('\n').pop()}` : ''}`;
+      this.restart(why);
+    });
+  }
+
+  private removeDir(): void {
+    if (this.cleanup) {
+      fs.rmSync(this.cleanup, { recursive: true, force: true });
+      this.cleanup = undefined;
+    }
+  }
+
+  private onData(chunk: string): void {
+    this.buf += chunk;
+    let nl: number;
+    while ((nl = this.buf.indexOf('\n')) >= 0) {
+      const line = this.buf.slice(0, nl);
+      this.buf = this.buf.slice(nl + 1);
+      const head = this.pending.shift();
+      if (!head) continue; // nothing asked: cannot happen with a sane worker; ignore
+      this.lastAnswer = Date.now();
+      head.resolve(parseResult(line, head.req, this.pool.mode));
+      this.pool.pump();
+    }
+  }
+
+  send(p: Pending): void {
+    p.sentAt = Date.now();
+    this.pending.push(p);
+    this.proc.stdin.write(p.line);
+  }
+
+  /** The head request has been running longer than any limit allows: the worker is stuck. */
+  checkStuck(now: number, limitMs: number): void {
+    const head = this.pending[0];
+    if (!head || this.dead) return;
+    const started = Math.max(head.sentAt, this.lastAnswer);
+    if (now - started > limitMs) this.restart(`sandbox worker stopped answering after ${Math.round((now - started) / 1000)}s`);
+  }
+
+  /** Replaces the process: the head request is answered as a crash, the others are re-sent. */
+  private restart(why: string): void {
+    const old = this.proc;
+    const [head, ...rest] = this.pending;
+    this.pending = [];
+    if (old) {
+      old.removeAllListeners('exit');
+      old.stdout.removeAllListeners('data');
+      terminate(old);
+    }
+    this.removeDir();
+    if (head) head.resolve(failure(head.req, 'error', 'crash', why, this.pool.mode));
+    if (this.pool.closed) return;
+    this.start();
+    for (const p of rest) this.send(p);
+    this.pool.pump();
+  }
+
+  close(): void {
+    this.proc.stdin.end();
+    const proc = this.proc;
+    // The worker exits on EOF after its current program (bounded by the time limit); make sure.
+    const timer = setTimeout(() => terminate(proc), (this.pool.stuckMs as number) - 9000);
+    timer.unref();
+    proc.once('exit', () => {
+      clearTimeout(timer);
+      this.removeDir();
+    });
+  }
+}
+
+export class SandboxPool {
+  readonly mode: IsolationMode;
+  readonly isolationReason: string;
+  readonly python: string;
+  readonly workerConfig: Record<string, unknown>;
+  closed = false;
+  private readonly workers: Worker[];
+  private queue: Pending[] = [];
+  private watchdog: NodeJS.Timeout;
+  readonly stuckMs: number;
+  private nextId = 0;
+
+  constructor(readonly size = 1, readonly options: SandboxOptions = {}) {
+    this.python = options.python ?? 'python3';
+    const iso = resolveIsolation(options.isolation, this.python);
+    this.mode = iso.mode;
+    this.isolationReason = iso.reason;
+    const timeoutS = options.timeoutS ?? 5;
+    const killGraceS = options.killGraceS ?? 0.5;
+    this.workerConfig = {
+      timeout_s: timeoutS,
+      kill_grace_s: killGraceS,
+      max_events: options.maxEvents ?? 10000,
+      repr_cap: options.reprCap ?? 256,
+      memory_mb: options.memoryMb ?? 1024,
+      fsize_mb: options.fsizeMb ?? 16,
+      output_cap: options.outputCap ?? 65536,
+      seed: options.seed ?? 0,
+    };
+    this.stuckMs = (timeoutS + killGraceS) * 1000 + 10000;
+    this.workers = Array.from({ length: Math.max(1, size) }, () => new Worker(this));
+    this.watchdog = setInterval(() => this.checkStuck(), 1000);
+    this.watchdog.unref();
+  }
+
+  /** Runs one request; always resolves (a worker failure becomes an error result). */
+  run(req: SandboxRequest): Promise<SandboxResult> {
+    if (this.closed) return Promise.reject(new Error('SandboxPool is closed'));
+    return new Promise((resolve) => {
+      this.queue.push({ req, line: JSON.stringify(req) + '\n', sentAt: 0, resolve });
+      this.pump();
+    });
+  }
+
+  /** Traces `code` with `entryCall` (e.g. `f(3)`); the result is a TraceRecord-shaped object. */
+  trace(id: string, code: string, entryCall: string, limits: { timeoutS?: number; maxEvents?: number } = {}): Promise<SandboxResult> {
+    const req: SandboxRequest = { id, kind: 'trace', code, entry_call: entryCall };
+    if (limits.timeoutS !== undefined) req.timeout_s = limits.timeoutS;
+    if (limits.maxEvents !== undefined) req.max_events = limits.maxEvents;
+    return this.run(req);
+  }
+
+  /** Runs `code` as `__main__` without tracing. */
+  exec(code: string, limits: { timeoutS?: number; id?: string } = {}): Promise<SandboxResult> {
+    const req: SandboxRequest = { id: limits.id ?? `exec-${this.nextId++}`, kind: 'exec', code };
+    if (limits.timeoutS !== undefined) req.timeout_s = limits.timeoutS;
+    return this.run(req);
+  }
+
+  /** Hands queued requests to the least busy workers. */
+  pump(): void {
+    while (this.queue.length) {
+      let best: Worker | undefined;
+      for (const w of this.workers) {
+        if (w.dead || w.pending.length >= PIPELINE_DEPTH) continue;
+        if (!best || w.pending.length < best.pending.length) best = w;
+      }
+      if (!best) return;
+      best.send(this.queue.shift()!);
+    }
+  }
+
+  private checkStuck(): void {
+    const now = Date.now();
+    for (const w of this.workers) w.checkStuck(now, this.stuckMs);
+  }
+
+  /** Ends the workers (after their current requests) and removes their directories. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.watchdog);
+    const exits = this.workers.map(
+      (w) => new Promise<void>((resolve) => {
+        if (w.dead || !w.proc || w.proc.exitCode !== null || w.proc.signalCode !== null) return resolve();
+        w.proc.once('exit', () => resolve());
+      }),
+    );
+    for (const w of this.workers) if (w.proc) w.close();
+    for (const p of this.queue) p.resolve(failure(p.req, 'error', 'crash', 'sandbox pool closed', this.mode));
+    this.queue = [];
+    await Promise.all(exits);
+  }
+}
+
+/** SIGTERM lets the worker kill its running program's process group; SIGKILL follows. */
+function terminate(proc: ChildProcessWithoutNullStreams): void {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  proc.kill('SIGTERM');
+  const t = setTimeout(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  }, 1000);
+  t.unref();
+}
+
+function parseResult(line: string, req: SandboxRequest, mode: IsolationMode): SandboxResult {
+  try {
+    const r = JSON.parse(line) as SandboxResult;
+    if (r && typeof r === 'object' && typeof r.status === 'string') {
+      if (r.id !== req.id) r.id = req.id;
+      return r;
+    }
+  } catch {
+    // fall through: a corrupt line becomes an error result for this request
+  }
+  return failure(req, 'error', 'crash', 'invalid result line from the sandbox worker', mode);
+}
+
+export function failure(req: SandboxRequest, status: string, limit: string, message: string, mode: IsolationMode): SandboxResult {
+  const r: Record<string, unknown> = { id: req.id };
+  if (req.kind === 'trace') Object.assign(r, { code: req.code, entry_call: req.entry_call, python: pythonVersion() });
+  Object.assign(r, { status, error: message, limit, isolation: mode });
+  if (req.kind === 'trace') r.events = [];
+  return r as SandboxResult;
+}
+
+let cachedPython: string | undefined;
+
+/** "3.11.7": the version the workers run (for results the worker could not write itself). */
+export function pythonVersion(python = 'python3'): string {
+  if (cachedPython === undefined) {
+    const res = spawnSync(python, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], { encoding: 'utf8' });
+    cachedPython = res.status === 0 ? res.stdout.trim() : 'unknown';
+  }
+  return cachedPython;
+}

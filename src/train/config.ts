@@ -1,0 +1,85 @@
+import { z } from 'zod';
+
+/**
+ * The trainer's sections of a run config (`configs/*.json`): `train`, `optim`, `data`.
+ * The `model` section belongs to src/model and is composed in by ./run_config.ts.
+ *
+ * Omitting `optim` gives the paper's recipe (arXiv 2603.09951): AdamW, peak LR 1e-3 after 750
+ * linear warmup steps, cosine to 0, weight decay 0.1 (β = 0.9/0.95, clip 1.0 are the usual
+ * Llama values; the paper does not state them).
+ */
+const int = (min: number) => z.number().int().min(min);
+
+export const ScheduleSchema = z.discriminatedUnion('kind', [
+  z
+    .object({
+      kind: z.literal('cosine'),
+      peak_lr: z.number().positive(),
+      warmup_steps: int(0),
+      min_lr: z.number().min(0),
+      /** Step where the cosine reaches min_lr (default: the last step). */
+      decay_steps: int(1).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('wsd'),
+      peak_lr: z.number().positive(),
+      warmup_steps: int(0),
+      min_lr: z.number().min(0),
+      decay_fraction: z.number().gt(0).max(1),
+      decay_shape: z.enum(['linear', 'cosine', 'sqrt']),
+    })
+    .strict(),
+  z.object({ kind: z.literal('constant'), peak_lr: z.number().positive(), warmup_steps: int(0) }).strict(),
+]);
+
+export const PAPER_SCHEDULE = { kind: 'cosine', peak_lr: 1e-3, warmup_steps: 750, min_lr: 0 } as const;
+
+export const OptimSchema = z
+  .object({
+    schedule: ScheduleSchema.default({ ...PAPER_SCHEDULE }),
+    beta1: z.number().min(0).lt(1).default(0.9),
+    beta2: z.number().min(0).lt(1).default(0.95),
+    eps: z.number().positive().default(1e-8),
+    weight_decay: z.number().min(0).default(0.1),
+    /** Global gradient-norm clip; 0 disables. */
+    grad_clip: z.number().min(0).default(1.0),
+    /** Regexes on HF parameter names that get no weight decay (besides 1-D tensors). */
+    no_decay: z.array(z.string()).default(['embed_tokens']),
+    /** Decay 1-D tensors (norm weights, biases) too; off by default. */
+    decay_vectors: z.boolean().default(false),
+  })
+  .strict();
+
+export const TrainSchema = z
+  .object({
+    /** Optimizer updates in the run (the schedule's length). */
+    steps: int(1),
+    /** Rows per micro-batch. */
+    micro_batch_size: int(1),
+    /** Micro-batches per update; the update's batch is micro_batch_size × grad_accum rows. */
+    grad_accum: int(1).default(1),
+    seed: int(0).default(0),
+    /** Backend: auto picks tensorflow-gpu, tensorflow, wasm, cpu in that order of availability. */
+    backend: z.enum(['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']).default('auto'),
+    log_every: int(1).default(1),
+    /** Validation every N steps (and at the end); 0 disables. */
+    eval_every: int(0).default(0),
+    /** Validation batches (of micro_batch_size rows) per evaluation. */
+    eval_batches: int(1).default(4),
+    /** Checkpoint every N steps (and at the end); 0 means only at the end. */
+    checkpoint_every: int(0).default(0),
+    /** Keep the newest N checkpoints... */
+    keep_last: int(1).default(2),
+    /** ...plus every checkpoint whose step is a multiple of this (0: none kept permanently). */
+    keep_every: int(0).default(0),
+    /** Stop after this many consecutive steps with a NaN/Inf loss or gradient. */
+    max_bad_steps: int(1).default(5),
+    /** Peak FLOP/s of the hardware for MFU; 0 means MFU is not reported. */
+    peak_flops: z.number().min(0).default(0),
+  })
+  .strict();
+
+export type OptimConfig = z.infer<typeof OptimSchema>;
+export type TrainConfig = z.infer<typeof TrainSchema>;

@@ -1,0 +1,40 @@
+import * as fs from 'fs';
+import * as path from 'path';
+
+/**
+ * Durable file-system helpers for checkpoints: a file is on disk only after its own fsync, and
+ * a new or renamed directory entry only after its parent directory's fsync.
+ */
+export function writeFileDurable(file: string, data: string | Uint8Array): void {
+  const fd = fs.openSync(file, 'w');
+  try {
+    let offset = 0;
+    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    while (offset < buf.length) offset += fs.writeSync(fd, buf, offset, buf.length - offset);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export function fsyncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch (e) {
+    // Some file systems refuse fsync on a directory (EINVAL/EISDIR); the rename is still atomic.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EINVAL' && code !== 'EISDIR' && code !== 'EPERM') throw e;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** Replaces `file` atomically: write a sibling temp file, fsync it, rename, fsync the folder. */
+export function replaceFileAtomic(file: string, data: string | Uint8Array): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
+  writeFileDurable(tmp, data);
+  fs.renameSync(tmp, file);
+  fsyncDir(path.dirname(file));
+}

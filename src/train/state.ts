@@ -1,0 +1,78 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { UserError } from '../util/errors';
+import type { RngState } from '../util/rng';
+import type { AdamWState } from './adamw';
+import { CheckpointFile } from './checkpoint_dir';
+import { decodeSafetensors, encodeSafetensors } from '../model/safetensors';
+
+/**
+ * What a checkpoint holds besides the weights, and how the whole checkpoint is packed into
+ * files and read back:
+ *   model.safetensors      weights by HF-Llama name (float32)
+ *   optimizer.safetensors  AdamW moments `m.<name>`, `v.<name>` (float32)
+ *   state.json             TrainerState below
+ *   config.json            the resolved run config (the `model` section is what
+ *                          loadModelFromCheckpoint reads)
+ */
+export interface TrainerState {
+  format: 'ndbg-train-state/1';
+  /** Optimizer updates done; the next step to run is step + 1. */
+  step: number;
+  /** AdamW bias-correction counter (equals step unless NaN/Inf steps were skipped). */
+  optimizer_t: number;
+  /** The schedule is a pure function of the step; kept to check and to show. */
+  schedule: { kind: string; position: number; next_lr: number };
+  tokens_seen: number;
+  /** Consecutive and total NaN/Inf steps skipped so far. */
+  bad_steps_in_a_row: number;
+  bad_steps_total: number;
+  data_state: unknown;
+  rng_state: RngState;
+  /** Training seconds before this checkpoint (for ETA and the report's wall time). */
+  elapsed_s: number;
+  /** The tokenizer the data was encoded with (path and hash, from the data manifest). */
+  tokenizer: unknown;
+}
+
+export interface CheckpointContents {
+  weights: Map<string, { shape: number[]; data: Float32Array }>;
+  optimizer: AdamWState;
+  state: TrainerState;
+  config: unknown;
+}
+
+export function packCheckpoint(c: CheckpointContents): CheckpointFile[] {
+  const shapes = new Map([...c.weights].map(([k, v]) => [k, v.shape]));
+  const moments = new Map<string, { shape: number[]; data: Float32Array }>();
+  for (const [key, data] of c.optimizer.moments) {
+    const shape = shapes.get(key.slice(2)) ?? [data.length];
+    moments.set(key, { shape, data });
+  }
+  return [
+    { name: 'model.safetensors', data: encodeSafetensors(c.weights, { format: 'pt' }) },
+    { name: 'optimizer.safetensors', data: encodeSafetensors(moments, { t: String(c.optimizer.t) }) },
+    { name: 'state.json', data: JSON.stringify(c.state, null, 1) + '\n' },
+    { name: 'config.json', data: JSON.stringify(c.config, null, 2) + '\n' },
+  ];
+}
+
+export function unpackCheckpoint(dir: string): CheckpointContents {
+  const read = (name: string) => {
+    const file = path.join(dir, name);
+    try {
+      return fs.readFileSync(file);
+    } catch (e) {
+      throw new UserError(`checkpoint ${dir}: cannot read ${name} (${(e as NodeJS.ErrnoException).code})`);
+    }
+  };
+  const weights = decodeSafetensors(read('model.safetensors'), path.join(dir, 'model.safetensors')).tensors;
+  const opt = decodeSafetensors(read('optimizer.safetensors'), path.join(dir, 'optimizer.safetensors')).tensors;
+  const state = JSON.parse(read('state.json').toString('utf8')) as TrainerState;
+  if (state.format !== 'ndbg-train-state/1') {
+    throw new UserError(`checkpoint ${dir}/state.json: unknown format ${JSON.stringify(state.format)}`);
+  }
+  const config = JSON.parse(read('config.json').toString('utf8')) as unknown;
+  const moments = new Map([...opt].map(([k, v]) => [k, v.data]));
+  return { weights, optimizer: { t: state.optimizer_t, moments }, state, config };
+}

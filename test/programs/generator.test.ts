@@ -1,0 +1,80 @@
+import { defaultProgramsConfig, GeneratorConfigSchema } from '../../src/programs/config';
+import { generateProgram } from '../../src/programs/generator';
+import { codeFacts } from '../../src/programs/normalize';
+
+const cfg = defaultProgramsConfig().generator;
+
+/** Lines of the code that are statements of the given keyword (outside strings is guaranteed by
+ * the generator's alphabets: no literal contains a newline). */
+function countStatements(code: string, keyword: string): number {
+  return code.split('\n').filter((l) => new RegExp(`^\\s*${keyword}\\b`).test(l)).length;
+}
+
+describe('generateProgram', () => {
+  test('is a pure function of (seed, index, config)', () => {
+    for (let i = 0; i < 20; i++) {
+      const a = generateProgram(7, i, cfg);
+      const b = generateProgram(7, i, cfg);
+      expect(b).toEqual(a);
+      expect(a.id).toBe(`gen-7-${i}`);
+    }
+    const other = Array.from({ length: 20 }, (_, i) => generateProgram(8, i, cfg).code);
+    const mine = Array.from({ length: 20 }, (_, i) => generateProgram(7, i, cfg).code);
+    expect(other.filter((c, i) => c === mine[i])).toHaveLength(0);
+  });
+
+  test('the construct histogram is exact for statements visible in the code', () => {
+    for (let i = 0; i < 60; i++) {
+      const p = generateProgram(3, i, cfg);
+      const h = p.histogram;
+      expect(countStatements(p.code, 'for')).toBe(h.for ?? 0);
+      expect(countStatements(p.code, 'while')).toBe(h.while ?? 0);
+      expect(countStatements(p.code, 'try')).toBe(h.try ?? 0);
+      expect(countStatements(p.code, 'raise')).toBe(h.raise ?? 0);
+      expect(countStatements(p.code, 'class')).toBe(h.class ?? 0);
+      expect(countStatements(p.code, 'elif')).toBe(h.elif ?? 0);
+      expect(countStatements(p.code, 'break')).toBe(h.break ?? 0);
+    }
+  });
+
+  test('generates parseable Python with 1..3 distinct inputs and an entry function f', async () => {
+    const progs = Array.from({ length: 200 }, (_, i) => generateProgram(11, i, cfg));
+    const facts = await codeFacts(progs.map((p) => p.code));
+    expect(facts.filter((f) => !f.ok)).toEqual([]);
+    for (const p of progs) {
+      expect(p.code).toMatch(/^def f\(/m);
+      expect(p.inputs.length).toBeGreaterThanOrEqual(1);
+      expect(p.inputs.length).toBeLessThanOrEqual(3);
+      expect(new Set(p.inputs).size).toBe(p.inputs.length);
+    }
+    // The mix is actually exercised.
+    const has = (c: string) => progs.filter((p) => (p.histogram as Record<string, number>)[c]).length;
+    for (const c of ['for', 'while', 'if', 'try', 'raise', 'recursion', 'class', 'method_call', 'listcomp', 'dictcomp', 'slice', 'str_method', 'list_method', 'dict_method', 'early_return', 'helper_call']) {
+      expect(has(c)).toBeGreaterThan(0);
+    }
+  });
+
+  test('knobs: call depth weights, nesting and the construct mix are honoured', () => {
+    const deep = GeneratorConfigSchema.parse({ callDepthWeights: [0, 0, 0, 1], recursion: 0, classes: 0, raisingHelper: 0 });
+    const flat = GeneratorConfigSchema.parse({ nesting: 1, mix: { while: 0, try: 0 } });
+    for (let i = 0; i < 30; i++) {
+      const d = generateProgram(5, i, deep);
+      expect(d.plannedDepth).toBe(4);
+      expect(d.histogram.helper).toBe(3);
+      expect(d.histogram.recursion).toBeUndefined();
+      expect(d.histogram.class).toBeUndefined();
+      const f = generateProgram(5, i, flat);
+      expect(f.histogram.nested_loop).toBeUndefined();
+      expect(f.histogram.while).toBeUndefined();
+    }
+  });
+
+  test('config validation names the bad fields', () => {
+    const r = GeneratorConfigSchema.safeParse({ nesting: 9, statements: { min: 5, max: 2 }, bogus: 1 });
+    expect(r.success).toBe(false);
+    const text = JSON.stringify(r.success ? null : r.error.issues);
+    expect(text).toContain('nesting');
+    expect(text).toContain('statements');
+    expect(text).toContain('bogus');
+  });
+});

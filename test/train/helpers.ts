@@ -1,0 +1,131 @@
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import { Rng, RngState } from '../../src/util/rng';
+import type { Batch, BatchStream, TrainableModel } from '../../src/train/types';
+
+/**
+ * A small real model for unit tests of the optimizer and loop, independent of src/model:
+ * embedding → RMS-style scale (a 1-D "norm" weight) → linear head with bias, trained with a
+ * masked cross entropy summed over target tokens.
+ */
+export function tinyModel(vocab: number, dim: number, seed: number, prefix = ''): TrainableModel {
+  const rng = Rng.from(seed, 'tiny-model');
+  const init = (n: number, std: number) => Float32Array.from({ length: n }, () => rng.normal() * std);
+  const mk = (name: string, shape: number[], data: Float32Array) => ({
+    name,
+    variable: tf.variable(tf.tensor(data, shape), true, `${prefix}${name}#${Math.random()}`),
+  });
+  const params = [
+    mk('model.embed_tokens.weight', [vocab, dim], init(vocab * dim, 0.5)),
+    mk('model.norm.weight', [dim], new Float32Array(dim).fill(1)),
+    mk('lm_head.weight', [dim, vocab], init(dim * vocab, 0.5)),
+    mk('lm_head.bias', [vocab], new Float32Array(vocab)),
+  ];
+  const [emb, norm, head, bias] = params.map((p) => p.variable);
+  return {
+    params,
+    flopsPerToken: 6 * dim * vocab,
+    lossSum(b: Batch): tf.Scalar {
+      const w = b.seqLen + 1;
+      const n = b.batchSize * b.seqLen;
+      const inputs = new Int32Array(n);
+      const targets = new Int32Array(n);
+      const mask = new Float32Array(n);
+      for (let r = 0; r < b.batchSize; r++) {
+        for (let t = 0; t < b.seqLen; t++) {
+          inputs[r * b.seqLen + t] = b.ids[r * w + t];
+          targets[r * b.seqLen + t] = b.ids[r * w + t + 1];
+          mask[r * b.seqLen + t] = b.lossMask[r * w + t + 1] ? 1 : 0;
+        }
+      }
+      // tfjs-core's CommonJS build registers no gradients, so the loss carries its own backward.
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const f = tf.customGrad(((...args: tf.Tensor[]) => {
+        const [e0, nw, hw, bw] = args as [tf.Tensor2D, tf.Tensor1D, tf.Tensor2D, tf.Tensor1D];
+        const save = args[4] as unknown as (ts: tf.Tensor[]) => void;
+        const inp = tf.tensor1d(inputs, 'int32');
+        const tgt = tf.tensor1d(targets, 'int32');
+        const m = tf.tensor1d(mask);
+        const e = tf.gather(e0, inp);
+        const x = tf.mul(e, nw) as tf.Tensor2D;
+        const logits = tf.add(tf.matMul(x, hw), bw) as tf.Tensor2D;
+        const onehot = tf.oneHot(tgt, vocab);
+        const picked = tf.sum(tf.mul(tf.logSoftmax(logits), onehot), -1);
+        const value = tf.neg(tf.sum(tf.mul(picked, m))) as tf.Scalar;
+        save([inp, m, e, x, logits, onehot, nw, hw]);
+        const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => {
+          const [inp, m, e, x, logits, onehot, nw, hw] = saved as [
+            tf.Tensor1D, tf.Tensor1D, tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.Tensor2D,
+          ];
+          const dl = tf.mul(tf.mul(tf.sub(tf.softmax(logits), onehot), tf.expandDims(m, 1)), dy) as tf.Tensor2D;
+          const dx = tf.matMul(dl, hw, false, true);
+          return [
+            tf.unsortedSegmentSum(tf.mul(dx, nw), inp, vocab),
+            tf.sum(tf.mul(dx, e), 0),
+            tf.matMul(x, dl, true, false),
+            tf.sum(dl, 0),
+          ];
+        };
+        return { value, gradFunc };
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      }) as any);
+      return f(emb, norm, head, bias) as tf.Scalar;
+    },
+    getWeights() {
+      return new Map(params.map((p) => [p.name, p.variable.dataSync() as Float32Array]));
+    },
+    setWeights(w) {
+      for (const p of params) p.variable.assign(tf.tensor(w.get(p.name)!, p.variable.shape));
+    },
+  };
+}
+
+/**
+ * A deterministic stream of batches from a learnable rule (next = (3·cur + 1) mod V, with 10%
+ * noise) with random loss masks; its state is the RNG state, as in the real loader.
+ */
+export class SyntheticStream implements BatchStream {
+  private rng: Rng;
+  constructor(
+    readonly vocab: number,
+    readonly batchSize: number,
+    readonly seqLen: number,
+    seed: number,
+    state?: RngState,
+  ) {
+    this.rng = state ? Rng.fromState(state) : Rng.from(seed, 'synthetic');
+  }
+  next(): Batch {
+    return syntheticBatch(this.rng, this.vocab, this.batchSize, this.seqLen);
+  }
+  state(): RngState {
+    return this.rng.state();
+  }
+}
+
+export function syntheticBatch(rng: Rng, vocab: number, rows: number, seqLen: number): Batch {
+  const w = seqLen + 1;
+  const ids = new Int32Array(rows * w);
+  const lossMask = new Uint8Array(rows * w);
+  for (let r = 0; r < rows; r++) {
+    let cur = rng.int(vocab);
+    for (let i = 0; i < w; i++) {
+      ids[r * w + i] = cur;
+      lossMask[r * w + i] = i > 0 && rng.bool(0.8) ? 1 : 0;
+      cur = rng.bool(0.9) ? (3 * cur + 1) % vocab : rng.int(vocab);
+    }
+  }
+  return { batchSize: rows, seqLen, ids, lossMask };
+}
+
+/** Rows [from, to) of a batch as a new batch. */
+export function sliceRows(b: Batch, from: number, to: number): Batch {
+  const w = b.seqLen + 1;
+  return {
+    batchSize: to - from,
+    seqLen: b.seqLen,
+    ids: b.ids.slice(from * w, to * w),
+    lossMask: b.lossMask.slice(from * w, to * w),
+    docIds: b.docIds?.slice(from * w, to * w),
+  };
+}
