@@ -6,7 +6,11 @@
 export type BenchFn = (args: string[]) => Promise<Record<string, unknown>>;
 
 export const benchmarks: Record<string, () => Promise<BenchFn>> = {
+  trace: async () => (await import('./trace')).run,
   data: async () => (await import('./data')).run,
   train: async () => (await import('./train')).run,
   model: async () => (await import('./model')).run,
+  programs: async () => (await import('./programs')).run,
+  oracle: async () => (await import('./oracle')).run,
+  tokenizer: async () => (await import('./tokenizer')).run,
 };

@@ -166,6 +166,8 @@ export interface DifferentialReport {
   /** Programs with at least one disagreement of each class. */
   programsByVerdict: Record<Exclude<Verdict, 'agree'>, number>;
   mismatches: StepMismatch[];
+  /** Traces made by another Python version than the one pdb ran under (their disagreements mean little). */
+  pythonMismatches: string[];
 }
 
 /** Scripts for every trace, pdb on all of them, and the comparison. */
@@ -202,8 +204,10 @@ export async function runDifferential(traces: TraceRecord[], options: Differenti
     exits: {},
     programsByVerdict: { generator: 0, other: 0 },
     mismatches: [],
+    pythonMismatches: [],
   };
   prepared.forEach(({ trace, tree, scripts }, p) => {
+    if (trace.python !== results[p].python) report.pythonMismatches.push(`${trace.id}: traced with ${trace.python}, pdb ran ${results[p].python}`);
     const seen = new Set<string>();
     scripts.forEach((actions, s) => {
       const c = compareRun(trace.id, s, tree, actions, results[p].runs[s]);

@@ -54,6 +54,8 @@ export interface PdbJob {
 
 export interface PdbResult {
   id: string;
+  /** The Python version pdb ran under. */
+  python: string;
   runs: PdbRun[];
 }
 

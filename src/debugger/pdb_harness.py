@@ -13,7 +13,7 @@ Input: JSONL jobs on stdin, one per program:
      "timeout": 10,              # seconds per script
      "scripts": [["step", "next", "tbreak 7", "continue", "return"], ...]}
 Output: one JSONL result per job, in order:
-    {"id": ..., "runs": [{"stops": [STOP, ...], "errors": [...], "failure": null | "timeout" | ...}]}
+    {"id": ..., "python": "3.11.7", "runs": [{"stops": [STOP, ...], "errors": [...], "failure": null | "timeout" | ...}]}
 where STOP is {"event", "line", "depth", "locals", "value", "gen", "ordinal"} for each pdb stop
 (the first is the stop at main's call), and the run's last entry is {"event": "exit", "kind"}
 when the program left pdb's control: "normal" (main returned), "error" (an exception escaped
@@ -49,8 +49,13 @@ import select
 import signal
 import sys
 
+try:  # Pdb() imports readline; doing it once here keeps it out of every forked child
+    import readline  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trace"))
-from tracer import FILENAME, build_context, safe_repr  # noqa: E402
+from tracer import FILENAME, build_context, python_version, safe_repr  # noqa: E402
 
 PROGRAM_MODULE = "__ndbg__"
 COUNTED_EVENTS = ("call", "line", "return", "exception")
@@ -261,7 +266,7 @@ def main():
         job = json.loads(line)
         timeout = float(job.get("timeout") or 10)
         runs = [run_script(job, script, timeout) for script in job["scripts"]]
-        sys.stdout.write(json.dumps({"id": job["id"], "runs": runs}) + "\n")
+        sys.stdout.write(json.dumps({"id": job["id"], "python": python_version(), "runs": runs}) + "\n")
         sys.stdout.flush()
 
 

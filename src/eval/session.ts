@@ -36,6 +36,8 @@ export interface DebugSessionOptions {
   verify: boolean;
   /** Sampling for the completer; greedy when absent. The seed is offset by the step number. */
   sampling?: PredictOptions;
+  /** How the banner names the model (default: the completer's name), e.g. the checkpoint path. */
+  label?: string;
 }
 
 export interface CommandResult {
@@ -69,7 +71,7 @@ export const HELP_TEXT = [
   '                    b LINE       breakpoint: run to the next time line LINE runs (tbreak + continue)',
   '                    b SRC TEXT   the same, naming the line by its text, e.g. "b return n"',
   '                    c / continue run to the end',
-  'Inverse (--inverse): rs          inv_step_into: one event back, entering calls',
+  'Inverse (--inverse): rs         inv_step_into: one event back, entering calls',
   '                    rn           inv_step_over: one event back in this function',
   '                    rc           inv_step_call: back to this function\'s call (its arguments)',
   'Any session:        l / list     the source; -> marks the model\'s line (R> the real one)',
@@ -85,6 +87,7 @@ export class DebugSession {
   readonly source: ProgramSource;
   private readonly completer: TextCompleter;
   private readonly sampling: PredictOptions | undefined;
+  private readonly label: string;
   private readonly verify: boolean;
   private readonly trace: TraceRecord | undefined;
   private readonly tree: StateTree | undefined;
@@ -105,6 +108,7 @@ export class DebugSession {
     this.direction = options.direction;
     this.completer = options.completer;
     this.sampling = options.sampling;
+    this.label = options.label ?? options.completer.name;
     this.verify = options.verify;
     this.trace = options.trace;
     const program = { code: options.code, entry_call: options.call };
@@ -145,7 +149,7 @@ export class DebugSession {
   start(): string[] {
     const what = this.direction === 'forward' ? 'forward session' : 'inverse session (stepping backwards from the return)';
     const check = this.verify ? ', checked against the real run' : '';
-    return [`ndbg debug: ${this.source.lines.length} lines, ${this.direction === 'forward' ? 'main calls' : 'entry call'} ${this.entryCall()}; ${what}, model: ${this.completer.name}${check}. h for help.`, ...this.showStop(true)];
+    return [`ndbg debug: ${this.source.lines.length} lines, ${this.direction === 'forward' ? 'main calls' : 'entry call'} ${this.entryCall()}; ${what}, model: ${this.label}${check}. h for help.`, ...this.showStop(true)];
   }
 
   private entryCall(): string {
@@ -289,7 +293,11 @@ export class DebugSession {
   /** The stop line(s): the model's state, then with --verify its mark and the real state if different. */
   private showStop(first: boolean): string[] {
     const stop = this.stop;
-    if (stop.frame) this.where = this.source.locate(stop.frame.src, stop.frame.event === 'call' || stop.frame.event === 'inv_call', this.where);
+    if (stop.frame) {
+      const isCall = stop.frame.event === 'call' || stop.frame.event === 'inv_call';
+      const known = first && this.tree ? this.tree.nodes[0].line : undefined;
+      this.where = this.source.locate(stop.frame.src, isCall, this.where, this.direction === 'inverse', known);
+    }
     const head = stop.exit !== undefined ? describeModel(stop, this.where) : `> ${describeModel(stop, this.where)}`;
     const out: string[] = [];
     if (!this.verify) out.push(head);

@@ -41,10 +41,14 @@ export class ProgramSource {
   }
 
   /**
-   * Where a frame with SRC `src` is. The SRC text alone can be ambiguous (`for c in s:` in two
-   * functions); then the line in the same function as the previous stop wins, else the first.
+   * Where a frame with SRC `src` is. The SRC text alone can be ambiguous (`fruits.pop()` twice in
+   * one function, `for c in s:` in two): then lines in the same function as the previous stop
+   * win, and among those the previous stop's own line, else the next one after it (the one
+   * before it, stepping backwards), as execution mostly moves on to the nearest such line. The
+   * text cannot tell an `if` branch from its `else` twin, so there the number is a guess. `known` is a line known to be right
+   * (the first frame of a session comes from the real run).
    */
-  locate(src: string, isCall: boolean, previous: Location | undefined): Location {
+  locate(src: string, isCall: boolean, previous: Location | undefined, backwards: boolean, known?: number): Location {
     let candidates: number[] = [];
     this.lines.forEach((text, i) => {
       if (text === src) candidates.push(i + 1);
@@ -54,8 +58,16 @@ export class ProgramSource {
       if (defs.length > 0) candidates = defs;
     }
     if (candidates.length === 0) return { func: '?' };
-    const same = previous ? candidates.find((l) => this.functionAt(l)?.name === previous.func) : undefined;
-    const line = same ?? candidates[0];
+    let line = known !== undefined && candidates.includes(known) ? known : undefined;
+    if (line === undefined) {
+      const same = previous ? candidates.filter((l) => this.functionAt(l)?.name === previous.func) : [];
+      const pool = same.length > 0 ? same : candidates;
+      const at = previous?.line ?? (backwards ? Infinity : 0);
+      // The same line again: a return frame after its line, an inverse line after its return.
+      line = pool.includes(at) ? at : backwards
+        ? ([...pool].reverse().find((l) => l < at) ?? pool[pool.length - 1])
+        : (pool.find((l) => l > at) ?? pool[0]);
+    }
     return { line, func: this.functionAt(line)?.name ?? '<module>' };
   }
 

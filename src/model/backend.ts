@@ -69,6 +69,10 @@ async function tryBackend(choice: Exclude<BackendChoice, 'auto'>): Promise<Backe
     return `initialisation failed: ${(e as Error).message.split('\n')[0]}`;
   }
   if (!ok || tf.getBackend() !== TF_NAME[choice]) return 'initialisation failed (tf.setBackend returned false)';
+  if (choice === 'cpu') {
+    // Our own log line names the backend; tfjs-cpu's "install tfjs-node" banner would repeat it.
+    (tf.backend() as unknown as { firstUse?: boolean }).firstUse = false;
+  }
   if (choice === 'wasm') {
     // These flags are only readable once the wasm module has been instantiated.
     const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');

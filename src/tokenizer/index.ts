@@ -18,6 +18,13 @@ export function defaultTokenizerPath(): string {
   return assetPath(DEFAULT_TOKENIZER);
 }
 
+type IdsEncoder = (escapedText: string) => Uint32Array;
+// Plain JS shared with the worker threads (see the file's header for why).
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const { makeIdsEncoder } = require(assetPath('src/tokenizer/spm-encode.js')) as {
+  makeIdsEncoder: (spp: SentencePieceProcessor) => IdsEncoder;
+};
+
 export interface BatchOptions {
   /** Worker threads; 0 encodes on the calling thread. Default: min(4, available cores). */
   workers?: number;
@@ -37,6 +44,7 @@ export class Tokenizer {
   readonly unkId: number;
   private readonly pieceIds: Map<string, number>;
   private pool?: EncodePool;
+  private readonly encodeEscaped: IdsEncoder;
 
   private constructor(
     /** Absolute path of the .model file. */
@@ -52,6 +60,7 @@ export class Tokenizer {
     this.eosId = this.idOf(DOCUMENT_TOKENS.end);
     this.padId = this.idOf(DOCUMENT_TOKENS.pad);
     this.unkId = info.pieces.findIndex((p) => p.type === PieceType.UNKNOWN);
+    this.encodeEscaped = makeIdsEncoder(spp);
   }
 
   /**
@@ -88,8 +97,13 @@ export class Tokenizer {
 
   /** The ids of one text. Throws on a string with a lone surrogate (it has no UTF-8 form). */
   encode(text: string): number[] {
+    return Array.from(this.encodeIds(text));
+  }
+
+  /** encode() as a Uint32Array (no conversion to a JS array). */
+  encodeIds(text: string): Uint32Array {
     checkWellFormed(text);
-    return this.spp.encodeIds(escapeForSpm(text));
+    return this.encodeEscaped(escapeForSpm(text));
   }
 
   /** Inverse of encode; ids must be in [0, vocabSize). */
@@ -140,7 +154,7 @@ export class Tokenizer {
   async encodeBatch(texts: string[], opts: BatchOptions = {}): Promise<Uint32Array[]> {
     const workers = opts.workers ?? Math.min(4, os.availableParallelism?.() ?? os.cpus().length);
     texts.forEach(checkWellFormed);
-    if (workers <= 0) return texts.map((t) => Uint32Array.from(this.encode(t)));
+    if (workers <= 0) return texts.map((t) => this.encodeEscaped(escapeForSpm(t)));
     if (!this.pool || this.pool.size !== workers) {
       await this.pool?.close();
       this.pool = new EncodePool(this.modelPath, workers);

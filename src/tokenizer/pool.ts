@@ -34,9 +34,9 @@ export class EncodePool {
     readonly jobChars = 1 << 17,
   ) {
     if (!(size >= 1)) throw new Error(`EncodePool: size must be >= 1, got ${size}`);
-    const workerData = { modelPath, spmModule: require.resolve('sentencepiece-js') };
+    const workerData = { modelPath, spmModule: require.resolve('sentencepiece-js'), ndbgEncodeWorker: true };
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(assetPath('src/tokenizer/encode-worker.js'), { workerData });
+      const worker = new Worker(assetPath('src/tokenizer/spm-encode.js'), { workerData });
       const slot: Slot = { worker };
       worker.unref();
       worker.on('message', (msg: { id: number; ids?: Uint32Array; offsets?: Uint32Array; error?: string }) => {

@@ -8,3 +8,4 @@ declare module 'sentencepiece-js' {
     decodeIds(ids: number[]): string;
   }
 }
+

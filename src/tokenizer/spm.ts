@@ -20,6 +20,12 @@ export const SPM_TRAIN_INSTALL_HELP =
   'Only training needs it; the shipped tokenizer/*.model files work without it.';
 
 export interface SpmTrainJob {
+  /**
+   * spm_train runs in this directory and `input`/`modelPrefix` are relative to it: the trainer
+   * stores both paths inside the .model, so absolute temp paths would make every run's bytes
+   * (and sha256) differ.
+   */
+  cwd: string;
   input: string;
   modelPrefix: string;
   vocabSize: number;
@@ -29,6 +35,8 @@ export interface SpmTrainJob {
   /** Bytes; longer training sentences are dropped by spm, so callers chunk below it. */
   maxSentenceBytes: number;
   specialTokens?: readonly string[];
+  /** The trainer binary; default $NDBG_SPM_TRAIN or `spm_train` on PATH. */
+  bin?: string;
   /** Characters always in the alphabet; each must occur in the input. */
   requiredChars?: string;
 }
@@ -74,14 +82,15 @@ export function spmTrainArgs(job: SpmTrainJob, symbolsFile: string): string[] {
 
 /** Runs spm_train; writes PREFIX.model and PREFIX.vocab. Returns the arguments used. */
 export function runSpmTrain(job: SpmTrainJob): string[] {
-  fs.mkdirSync(path.dirname(job.modelPrefix), { recursive: true });
+  fs.mkdirSync(path.dirname(path.resolve(job.cwd, job.modelPrefix)), { recursive: true });
   const symbolsFile = `${job.modelPrefix}.symbols.txt`;
-  fs.writeFileSync(symbolsFile, (job.specialTokens ?? SPECIAL_TOKENS).join('\n') + '\n');
+  fs.writeFileSync(path.resolve(job.cwd, symbolsFile), (job.specialTokens ?? SPECIAL_TOKENS).join('\n') + '\n');
   const args = spmTrainArgs(job, symbolsFile);
   try {
-    const r = spawnSync('spm_train', args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const bin = job.bin ?? process.env.NDBG_SPM_TRAIN ?? 'spm_train';
+    const r = spawnSync(bin, args, { cwd: job.cwd, encoding: 'utf8', maxBuffer: 1 << 26 });
     if (r.error) {
-      if ((r.error as NodeJS.ErrnoException).code === 'ENOENT') throw new UserError(SPM_TRAIN_INSTALL_HELP);
+      if ((r.error as NodeJS.ErrnoException).code === 'ENOENT') throw new UserError(`${bin}: ${SPM_TRAIN_INSTALL_HELP}`);
       throw new UserError(`spm_train could not run: ${r.error.message}`);
     }
     if (r.status !== 0) {
@@ -89,7 +98,7 @@ export function runSpmTrain(job: SpmTrainJob): string[] {
       throw new UserError(`spm_train failed (exit ${r.status}) for ${job.modelPrefix}:\n${tail}`);
     }
   } finally {
-    fs.rmSync(symbolsFile, { force: true });
+    fs.rmSync(path.resolve(job.cwd, symbolsFile), { force: true });
   }
   return args.map((a) => a.replace(symbolsFile, '<SPECIAL_TOKENS>'));
 }

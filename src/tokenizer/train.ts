@@ -57,28 +57,29 @@ export async function trainTokenizer(cfg: TokenizerTrainConfig, opts: TrainOptio
     for (const s of samples) {
       log(`source ${s.name} (${s.kind}): train ${s.train.length} docs ${mb(s.trainBytes)}, held out ${s.heldOut.length} docs ${mb(s.heldOutBytes)}`);
     }
-    const input = path.join(work, 'train.txt');
-    const sentences = writeTrainingText(input, samples, cfg.chunkChars);
+    const input = 'train.txt';
+    const sentences = writeTrainingText(path.join(work, input), samples, cfg.chunkChars);
     const totalBytes = samples.reduce((a, s) => a + s.trainBytes, 0);
     if (totalBytes === 0) throw new Error('the sources gave no training text');
     log(`training text: ${mb(totalBytes)} in ${sentences} sentences`);
 
     const variants: Array<{ variant: string; settings: SpmSettings; prefix: string; final: string }> = [
-      { variant: 'shipped', settings: cfg.spm, prefix: path.join(work, cfg.name), final: path.join(outDir, cfg.name) },
+      { variant: 'shipped', settings: cfg.spm, prefix: cfg.name, final: path.join(outDir, cfg.name) },
       ...cfg.alternatives.map((alt) => ({
         variant: alt.name,
         settings: spmSettingsSchema.parse({ ...cfg.spm, ...alt.spm }),
-        prefix: path.join(work, 'alternatives', `${cfg.name}.${alt.name}`),
+        prefix: path.join('alternatives', `${cfg.name}.${alt.name}`),
         final: path.join(outDir, 'alternatives', `${cfg.name}.${alt.name}`),
       })),
     ];
     const held = heldOutByRole(samples);
     const comparison: TokenizerManifest['comparison'] = [];
     let args: string[] = [];
-    const requiredChars = requiredCharsIn(fs.readFileSync(input, 'utf8'));
+    const requiredChars = requiredCharsIn(fs.readFileSync(path.join(work, input), 'utf8'));
     for (const v of variants) {
       const t0 = Date.now();
       const used = runSpmTrain({
+        cwd: work,
         input,
         modelPrefix: v.prefix,
         vocabSize: cfg.vocabSize,
@@ -89,7 +90,7 @@ export async function trainTokenizer(cfg: TokenizerTrainConfig, opts: TrainOptio
         requiredChars,
       });
       if (v.variant === 'shipped') args = used;
-      const tok = await Tokenizer.load(`${v.prefix}.model`);
+      const tok = await Tokenizer.load(path.join(work, `${v.prefix}.model`));
       const heldOut: Record<string, Compression> = {};
       for (const [role, texts] of Object.entries(held)) heldOut[role] = measureCompression(tok, texts);
       await tok.close();
@@ -103,7 +104,7 @@ export async function trainTokenizer(cfg: TokenizerTrainConfig, opts: TrainOptio
     // Everything succeeded: move the files into place, the manifest last.
     for (const v of variants) {
       fs.mkdirSync(path.dirname(v.final), { recursive: true });
-      for (const ext of ['.model', '.vocab']) fs.copyFileSync(v.prefix + ext, v.final + ext);
+      for (const ext of ['.model', '.vocab']) fs.copyFileSync(path.join(work, v.prefix + ext), v.final + ext);
     }
     const modelPath = path.join(outDir, `${cfg.name}.model`);
     const tok = await Tokenizer.load(modelPath);
@@ -120,7 +121,7 @@ export async function trainTokenizer(cfg: TokenizerTrainConfig, opts: TrainOptio
       padId: tok.padId,
       unkId: tok.unkId,
       escape: ESCAPE_SCHEME,
-      spmTrain: { version: spmVersion(), args: args.map((a) => a.replace(work, '<tmp>')) },
+      spmTrain: { version: spmVersion(), args },
       training: {
         seed: cfg.seed,
         sources: samples.map((s) => ({

@@ -32,7 +32,8 @@ export interface SandboxOptions {
 
 export type SandboxRequest =
   | { id: string; kind: 'trace'; code: string; entry_call: string; timeout_s?: number; max_events?: number }
-  | { id: string; kind: 'exec'; code: string; timeout_s?: number };
+  | { id: string; kind: 'exec'; code: string; timeout_s?: number }
+  | { id: string; kind: 'stats' };
 
 /** The raw result line of the worker, parsed. */
 export type SandboxResult = Record<string, unknown> & { id: string | null; status: string };
@@ -67,6 +68,7 @@ class Worker {
     this.lastAnswer = Date.now();
     const proc = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc = proc;
+    this.setRef(false);
     proc.stdout.setEncoding('utf8');
     proc.stdout.on('data', (chunk: string) => this.onData(chunk));
     let stderr = '';
@@ -103,13 +105,30 @@ class Worker {
       this.lastAnswer = Date.now();
       head.resolve(parseResult(line, head.req, this.pool.mode));
       this.pool.pump();
+      if (this.pending.length === 0) this.setRef(false);
     }
   }
 
   send(p: Pending): void {
     p.sentAt = Date.now();
     this.pending.push(p);
+    if (this.pending.length === 1) this.setRef(true);
     this.proc.stdin.write(p.line);
+  }
+
+  /** An idle worker does not keep Node alive (a pool that is never closed cannot hang a
+   * process); a busy one does, so pending results are awaited. */
+  setRef(busy: boolean): void {
+    const proc = this.proc;
+    if (!proc) return;
+    const streams = [proc.stdin, proc.stdout, proc.stderr] as unknown as Array<{ ref?: () => void; unref?: () => void }>;
+    if (busy) {
+      proc.ref();
+      for (const s of streams) s.ref?.();
+    } else {
+      proc.unref();
+      for (const s of streams) s.unref?.();
+    }
   }
 
   /** The head request has been running longer than any limit allows: the worker is stuck. */
@@ -136,9 +155,11 @@ class Worker {
     this.start();
     for (const p of rest) this.send(p);
     this.pool.pump();
+    if (this.pending.length === 0) this.setRef(false);
   }
 
   close(): void {
+    this.setRef(true); // keep Node alive until the worker has exited and its directory is gone
     this.proc.stdin.end();
     const proc = this.proc;
     // The worker exits on EOF after its current program (bounded by the time limit); make sure.
@@ -208,6 +229,21 @@ export class SandboxPool {
     const req: SandboxRequest = { id: limits.id ?? `exec-${this.nextId++}`, kind: 'exec', code };
     if (limits.timeoutS !== undefined) req.timeout_s = limits.timeoutS;
     return this.run(req);
+  }
+
+  /** CPU seconds used so far by each worker and its per-program children (for benchmarks). */
+  async cpuSeconds(): Promise<number> {
+    const all = await Promise.all(
+      this.workers.map(
+        (w) => new Promise<SandboxResult>((resolve) => {
+          const req: SandboxRequest = { id: 'stats', kind: 'stats' };
+          w.send({ req, line: JSON.stringify(req) + '\n', sentAt: 0, resolve });
+        }),
+      ),
+    );
+    let total = 0;
+    for (const r of all) for (const k of ['user', 'system', 'children_user', 'children_system']) total += Number(r[k] ?? 0);
+    return total;
   }
 
   /** Hands queued requests to the least busy workers. */

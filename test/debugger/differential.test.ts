@@ -14,6 +14,7 @@ describe('pdb differential over the fixture programs', () => {
     const unexpected = report.mismatches.filter((m) => m.verdict !== 'generator' || !GENERATOR_PROGRAMS.has(m.id));
     expect(unexpected).toEqual([]);
     expect(report.byVerdict.other).toBe(0);
+    expect(report.pythonMismatches).toEqual([]);
     expect(report.programsAgreedOrDocumented).toBe(traces.length);
     expect(report.scripts).toBe(traces.length * 20);
     expect(report.steps).toBeGreaterThan(2000);

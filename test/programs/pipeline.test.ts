@@ -33,12 +33,12 @@ describe('generateCorpus', () => {
   });
 
   test('output depends on (n, seed, config) only, not on the batch size; --against rejects', async () => {
-    const a = await corpus(24, 9, 256);
-    const b = await corpus(24, 9, 5);
+    const a = await corpus(12, 9, 256);
+    const b = await corpus(12, 9, 5);
     expect(b.records).toEqual(a.records);
     expect(b.summary).toEqual(a.summary);
     const firstKey = (await programKeys([a.records[0]]))[0];
-    const c = await corpus(24, 9, 256, new Set([firstKey]));
+    const c = await corpus(12, 9, 256, new Set([firstKey]));
     expect(c.summary.rejections.contaminated).toBe(1);
     expect(c.records.some((r) => r.code === a.records[0].code)).toBe(false);
   });

@@ -42,6 +42,7 @@ export function trainTiny(dir: string, name: string, opts: { specialTokens?: rea
   const prefix = path.join(dir, name);
   const args = spmTrainArgs(
     {
+      cwd: dir,
       input,
       modelPrefix: prefix,
       vocabSize: 640,

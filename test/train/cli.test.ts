@@ -53,7 +53,7 @@ describe('ndbg train (child processes)', () => {
     const last = (m[9].loss + m[10].loss + m[11].loss) / 3;
     expect(last).toBeLessThan(first - 0.5);
     expect(m[0]).toEqual(
-      expect.objectContaining({ lr: expect.any(Number), grad_norm: expect.any(Number), tokens_per_s: expect.any(Number), backend: 'cpu' }),
+      expect.objectContaining({ lr: expect.any(Number), grad_norm: expect.any(Number), tokens_per_s: expect.any(Number), backend: 'wasm' }),
     );
     expect(m.filter((r) => r.val_loss !== undefined).map((r) => r.step)).toEqual([4, 8, 12]);
     expect(JSON.parse(fs.readFileSync(path.join(refDir, 'config.json'), 'utf8')).optim.weight_decay).toBe(0.1);

@@ -1,5 +1,4 @@
-import * as tf from '@tensorflow/tfjs-core';
-import '@tensorflow/tfjs-backend-cpu';
+import { initBackend } from '../../src/model/backend';
 import { resolveModelConfig } from '../../src/model/config';
 import { LlamaModel } from '../../src/model/model';
 import { AdamW } from '../../src/train/adamw';
@@ -11,7 +10,7 @@ import { sliceRows } from './helpers';
 
 /** Gradient accumulation on the real Llama model, with loss masks and document ids. */
 beforeAll(async () => {
-  await tf.setBackend('cpu');
+  await initBackend('wasm', () => undefined);
 });
 
 function batch(rows: number, T: number, V: number): Batch {

@@ -89,13 +89,13 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       .option('top-p', { type: 'number', default: 0.95, describe: 'nucleus mass when --temperature > 0' })
       .option('seed', { type: 'number', default: 0, describe: 'sampling seed (offset by the step number)' })
       .option('max-new-tokens', { type: 'number', default: 128, describe: 'longest predicted frame, in tokens' })
-      .conflicts('checkpoint', 'oracle')
       .conflicts('script', 'script-file')
       .example("$0 debug prog.py --call 'f(3)' --checkpoint runs/tiny/checkpoints/step-001000 --verify", 'interactive, model vs real')
       .example("$0 debug prog.py --call 'f(3)' --oracle --script 's;s;n;p;r;c'", 'a scripted session with the perfect model')
       .example("$0 debug prog.py --call 'f(3)' --checkpoint C --inverse --verify --script 'rc'", 'predict the arguments back from the return value'),
   handler: async (args) => {
     if (!args.oracle && !args.checkpoint) throw new UserError('give --checkpoint DIR (a trained model) or --oracle (the true next states)');
+    if (args.oracle && args.checkpoint) throw new UserError('give --checkpoint or --oracle, not both');
     if (!fs.existsSync(args.file)) throw new UserError(`${args.file}: no such file`);
     if (!(args.temperature >= 0)) throw new UserError(`--temperature must be ≥ 0, got ${args.temperature}`);
     if (!(args['top-p'] > 0 && args['top-p'] <= 1)) throw new UserError(`--top-p must be in (0, 1], got ${args['top-p']}`);
@@ -125,6 +125,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       direction: args.inverse ? 'inverse' : 'forward',
       verify: args.verify,
       sampling,
+      label: args.oracle ? 'oracle' : args.checkpoint,
     });
     if (commands) await runScript(session, commands, (s) => process.stdout.write(s));
     else await runInteractive(session);

@@ -40,7 +40,6 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
       .option('tokenizer', { type: 'string', describe: 'sentencepiece .model (default: the one the checkpoint records)' })
       .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: 'auto', describe: 'tfjs backend' })
       .option('json', { type: 'boolean', default: false, describe: 'print {prompt_ids, generated_ids, text, stop} as JSON' })
-      .conflicts('greedy', 'top-p')
       .example('$0 generate --checkpoint runs/tiny/checkpoints/step-00000100 --prompt "x = 1" --max-new-tokens 32 --greedy', ''),
   handler: async (args) => {
     if ((args.prompt === undefined) === (args['prompt-ids'] === undefined)) throw new UserError('give exactly one of --prompt and --prompt-ids');

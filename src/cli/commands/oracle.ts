@@ -74,7 +74,7 @@ export const oracleCommand: CommandModule = {
             .option('timeout', { type: 'number', default: 20, describe: 'seconds per pdb run' })
             .option('limit', { type: 'number', describe: 'check only the first N programs' })
             .option('report', { type: 'string', describe: 'write the full report (with every disagreement) as JSON here' })
-            .option('quiet', { type: 'boolean', default: false })
+            .option('quiet', { type: 'boolean', default: false, describe: 'no progress bar' })
             .conflicts('trace', 'programs')
             .example('$0 oracle check --programs ../shared/data/cruxeval.jsonl --workers 2 --report pdb-check.json', ''),
         handler: async (argv) => {

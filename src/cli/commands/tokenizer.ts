@@ -1,12 +1,13 @@
 import * as path from 'path';
 import type { Argv, CommandModule } from 'yargs';
 import { Tokenizer, defaultTokenizerPath } from '../../tokenizer';
+import { checkDocuments } from '../../tokenizer/check';
 import { tokenizerTrainConfigSchema } from '../../tokenizer/config';
 import { trainTokenizer } from '../../tokenizer/train';
 import { loadConfig } from '../../util/config';
 import { withConfigOptions } from '../options';
 
-/** `ndbg tokenizer train|encode`: train the sentencepiece model; inspect how text tokenizes. */
+/** `ndbg tokenizer train|encode|check`: train the sentencepiece model; inspect how text tokenizes. */
 export const tokenizerCommand: CommandModule = {
   command: 'tokenizer',
   describe: 'Train the sentencepiece tokenizer with the NDL special tokens, or inspect one',
@@ -52,7 +53,30 @@ export const tokenizerCommand: CommandModule = {
           );
         },
       })
-      .demandCommand(1, 'Pick an action: train or encode'),
+      .command({
+        command: 'check <files..>',
+        describe:
+          'Encode every document of JSONL files (e.g. `ndbg ndl` output) and count exact round trips, ' +
+          'bytes per token, and documents whose NDL tokens did not come out as single ids',
+        builder: (yy: Argv) =>
+          yy
+            .positional('files', { type: 'string', array: true, describe: 'JSONL files with a text field' })
+            .option('field', { type: 'string', default: 'text', describe: 'JSON field holding the document' })
+            .option('model', { type: 'string', describe: 'tokenizer .model file', default: defaultTokenizerPath() })
+            .option('workers', { type: 'number', default: 2, describe: 'encode worker threads' }),
+        handler: async (argv) => {
+          const tok = await Tokenizer.load(path.resolve(argv.model as string));
+          try {
+            for (const file of argv.files as string[]) {
+              const report = await checkDocuments(tok, path.resolve(file), argv.field as string, argv.workers as number);
+              process.stdout.write(JSON.stringify({ file, ...report }) + '\n');
+            }
+          } finally {
+            await tok.close();
+          }
+        },
+      })
+      .demandCommand(1, 'Pick an action: train, encode or check'),
   handler: () => undefined,
 };
 

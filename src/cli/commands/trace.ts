@@ -8,7 +8,7 @@ import { JsonlWriter } from '../../util/jsonl';
 import { withConfigOptions } from '../options';
 import { formatSummary, parseShard, runTraceBatch } from '../../trace/batch';
 import { formatTrace } from '../../trace/format';
-import { traceProgram } from '../../trace/index';
+import { resolveIsolation, traceProgram } from '../../trace/index';
 import type { SandboxOptions } from '../../trace/pool';
 
 /** The `trace` section of a config file (`--set trace.timeout_s=2`); flags override it. */
@@ -43,7 +43,7 @@ export const traceCommand: CommandModule = {
   describe: 'Trace Python programs in the sandbox: one .py file and call, or a JSONL batch',
   builder: (y: Argv) =>
     withConfigOptions(y)
-      .usage(HELP)
+      .usage(process.argv.includes('--help') || process.argv.includes('-h') ? `${HELP}\n\n${activeIsolation()}` : HELP)
       .option('program', { type: 'string', describe: 'A .py file to trace (with --call)' })
       .option('call', { type: 'string', describe: "Entry call for --program, e.g. 'count(\"berry\", \"r\")'" })
       .option('json', { type: 'boolean', default: false, describe: 'With --program: print the JSONL record instead of the readable trace' })
@@ -82,6 +82,16 @@ export const traceCommand: CommandModule = {
     else await traceMany(args, sandbox);
   },
 };
+
+/** One line for --help: what `auto` picks on this machine (runs the bwrap probe). */
+function activeIsolation(): string {
+  try {
+    const iso = resolveIsolation();
+    return `On this machine: ${iso.mode} (${iso.reason}).`;
+  } catch (e) {
+    return `On this machine: ${(e as Error).message}`;
+  }
+}
 
 async function traceOne(args: Record<string, unknown>, sandbox: SandboxOptions): Promise<void> {
   const file = args.program as string;

@@ -1,0 +1,44 @@
+import { defaultProgramsConfig } from '../programs/config';
+import { generateProgram } from '../programs/generator';
+import { codeFacts } from '../programs/normalize';
+import { generateCorpus } from '../programs/pipeline';
+import { rawTracer, sandboxTracer, type ClosableTracer } from '../programs/tracers';
+
+/**
+ * `npm run bench -- programs [--n=200] [--workers=2]`: throughput of the program stage, side
+ * by side in one run: generation alone, AST normalization, and the whole generate pipeline
+ * (two traced runs per record) with the raw tracer and with the sandbox.
+ */
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const opt = (name: string, def: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def);
+  const n = opt('n', 200);
+  const workers = opt('workers', 2);
+  const config = defaultProgramsConfig();
+
+  let t = Date.now();
+  const progs = Array.from({ length: n }, (_, i) => generateProgram(1, i, config.generator));
+  const genS = (Date.now() - t) / 1000;
+  t = Date.now();
+  await codeFacts(progs.map((p) => p.code));
+  const factsS = (Date.now() - t) / 1000;
+
+  const pipeline = async (tracer: ClosableTracer) => {
+    const start = Date.now();
+    const s = await generateCorpus({ n, seed: 1, config, tracer: tracer.trace, write: () => undefined });
+    await tracer.close();
+    const secs = (Date.now() - start) / 1000;
+    return { tracer: tracer.describe, seconds: secs, programsPerS: n / secs, recordsPerS: s.recordsAccepted / secs, passRate: s.passRate };
+  };
+  const raw = await pipeline(rawTracer());
+  const sandbox = await pipeline(sandboxTracer(workers, { maxEvents: config.filter.maxEvents + 16 }));
+  return {
+    n,
+    workers,
+    generateOnly: { seconds: genS, programsPerS: n / genS },
+    normalize: { seconds: factsS, programsPerS: n / factsS },
+    raw,
+    sandbox,
+    sandboxOverRawTime: sandbox.seconds / raw.seconds,
+    projected10kMinutesSandbox: (10000 / sandbox.programsPerS) / 60,
+  };
+}
