@@ -12,8 +12,9 @@ import { generateCommand } from './commands/generate';
 import { exportHfCommand } from './commands/export-hf';
 import { importHfCommand } from './commands/import-hf';
 import { evalCommand } from './commands/eval';
+import { quickstartCommand } from './commands/quickstart';
 import { debugCommand } from './commands/debug';
 
 /** Every `ndbg` subcommand, one file each under ./commands. Add new commands here. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [traceCommand, dataCommand, tokenizerCommand, trainCommand, reportCommand, ndlCommand, oracleCommand, programsCommand, modelCommand, generateCommand, exportHfCommand, importHfCommand, evalCommand, debugCommand];
+export const commands: CommandModule<any, any>[] = [traceCommand, dataCommand, tokenizerCommand, trainCommand, reportCommand, ndlCommand, oracleCommand, programsCommand, modelCommand, generateCommand, exportHfCommand, importHfCommand, evalCommand, quickstartCommand, debugCommand];

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { UserError } from '../util/errors';
+import { registerGradients } from './gradients';
 import { registerWasmKernels } from './wasm_kernels';
 
 /**
@@ -104,6 +105,7 @@ function hasGpuDevice(): boolean | undefined {
  */
 export async function initBackend(choice: BackendChoice = 'auto', log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<BackendInfo> {
   if (!BACKENDS.includes(choice)) throw new UserError(`--backend ${choice}: expected one of ${BACKENDS.join(', ')}`);
+  registerGradients();
   if (current && (choice === 'auto' || choice === current.choice) && tf.getBackend() === current.name) return current;
   const candidates = choice === 'auto' ? ORDER : [choice];
   const skipped: string[] = [];

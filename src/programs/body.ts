@@ -138,17 +138,20 @@ function listMutation(s: Scope): Stmt[] | null {
   const t = target.name;
   const call = (code: string): Stmt => ({ k: 'expr', value: expr(code, 'int', PREC.atom, 'list_method') });
   const growing = s.loopDepth > 0 || s.fn.repeated;
+  // Inside a loop an appended string must be small: `words.append(''.join(words))` doubles
+  // the list's total size every iteration.
+  const element = () => (growing && item === 'str' ? smallStr(s) : gen(s, item, 1));
   switch (rng.int(8)) {
     case 0:
     case 1:
-      return [call(`${t}.append(${gen(s, item, 1).code})`)];
+      return [call(`${t}.append(${element().code})`)];
     case 2: {
       const other = growing ? expr(`[${gen(s, item, 0).code}, ${gen(s, item, 0).code}]`, ty, PREC.atom) : gen(s, ty, 1);
       if (new RegExp(`\\b${t.replace('.', '\\.')}\\b`).test(other.code)) return null;
       return [call(`${t}.extend(${other.code})`)];
     }
     case 3:
-      return [call(`${t}.insert(${rng.choice(['0', '1', `len(${t}) // 2`])}, ${gen(s, item, 1).code})`)];
+      return [call(`${t}.insert(${rng.choice(['0', '1', `len(${t}) // 2`])}, ${element().code})`)];
     case 4:
       return [{ k: 'if', branches: [{ cond: expr(t, 'bool', PREC.atom), body: [call(`${t}.pop(${rng.choice(['', '0', '-1'])})`)] }] }];
     case 5: {

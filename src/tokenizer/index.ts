@@ -155,7 +155,7 @@ export class Tokenizer {
     const workers = opts.workers ?? Math.min(4, os.availableParallelism?.() ?? os.cpus().length);
     texts.forEach(checkWellFormed);
     if (workers <= 0) return texts.map((t) => this.encodeEscaped(escapeForSpm(t)));
-    if (!this.pool || this.pool.size !== workers) {
+    if (!this.pool || !this.pool.usable || this.pool.size !== workers) {
       await this.pool?.close();
       this.pool = new EncodePool(this.modelPath, workers);
     }

@@ -49,10 +49,8 @@ export class EncodePool {
         }
         this.pump();
       });
-      worker.on('error', (e) => this.fail(slot, e));
-      worker.on('exit', (code) => {
-        if (!this.closed) this.fail(slot, new Error(`tokenizer worker exited with code ${code}`));
-      });
+      worker.on('error', (e) => this.fail(e));
+      worker.on('exit', (code) => this.fail(new Error(`tokenizer worker exited with code ${code}`)));
       this.slots.push(slot);
     }
   }
@@ -86,6 +84,11 @@ export class EncodePool {
     return out;
   }
 
+  /** False after close() or after a worker died (the Tokenizer then starts a new pool). */
+  get usable(): boolean {
+    return !this.closed;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -110,12 +113,16 @@ export class EncodePool {
     }
   }
 
-  private fail(slot: Slot, e: Error): void {
-    const job = slot.job;
-    slot.job = undefined;
-    if (job) job.reject(e);
-    // A dead worker cannot take new jobs: fail everything queued rather than hang.
+  /** A worker died: every pending job fails (none may hang) and the pool shuts down. */
+  private fail(e: Error): void {
+    if (this.closed) return;
     this.closed = true;
+    for (const slot of this.slots) {
+      const job = slot.job;
+      slot.job = undefined;
+      job?.reject(e);
+    }
     for (const q of this.queue.splice(0)) q.reject(e);
+    for (const slot of this.slots) void slot.worker.terminate();
   }
 }

@@ -25,7 +25,7 @@ export function formatTrace(rec: TraceRecord, opts: { maxEvents?: number; width?
     const state = describe(e, previous.get(e.invocation));
     previous.set(e.invocation, e.locals);
     const row = `${String(i).padStart(5)}  ${e.event.padEnd(9)} ${String(e.line).padStart(4)}  ${fit(src, srcWidth).padEnd(srcWidth)}  ${state}`;
-    out.push(fit(row, width));
+    out.push(fit(row, width).trimEnd());
   });
   if (rec.events.length > shown.length) out.push(`  ... ${rec.events.length - shown.length} more events (use --json for all)`);
   out.push('');

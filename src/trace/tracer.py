@@ -299,14 +299,24 @@ def safe_repr_message(exc):
 
 def _main():
     """Unsandboxed: JSONL program records on stdin -> JSONL trace records on stdout."""
+    import io
+
+    results = sys.stdout
     for line in sys.stdin:
         if not line.strip():
             continue
         prog = json.loads(line)
         entry_call = "%s(%s)" % (prog.get("entry", "f"), prog["input"])
-        rec = trace_program(prog["code"], entry_call)
+        # The program's prints must not land in the JSONL result stream.
+        captured = io.StringIO()
+        sys.stdout = captured
+        try:
+            rec = trace_program(prog["code"], entry_call)
+        finally:
+            sys.stdout = results
         rec = dict(id=prog["id"], **rec)
-        sys.stdout.write(json.dumps(rec) + "\n")
+        rec["stdout"] = captured.getvalue()[:65536]
+        results.write(json.dumps(rec) + "\n")
 
 
 if __name__ == "__main__":

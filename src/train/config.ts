@@ -76,6 +76,12 @@ export const TrainSchema = z
     keep_every: int(0).default(0),
     /** Stop after this many consecutive steps with a NaN/Inf loss or gradient. */
     max_bad_steps: int(1).default(5),
+    /**
+     * Wall-clock budget for the training loop (minutes); null: none. After a few steps the
+     * schedule's horizon is shrunk to the steps that fit, so the LR still decays to its floor;
+     * a run ended by the budget is not bit-reproducible (its length depends on the machine).
+     */
+    max_minutes: z.number().positive().nullable().default(null),
     /** Peak FLOP/s of the hardware for MFU; 0 means MFU is not reported. */
     peak_flops: z.number().min(0).default(0),
   })

@@ -103,9 +103,13 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
 
   const valBatches = tc.eval_every > 0 ? deps.validationBatches(tc.eval_batches) : [];
   const metrics = new MetricsLog(metricsFile);
-  const progress = new Progress('train', tc.steps - step, process.stderr, o.quiet ?? false);
+  // With a time budget the number of steps is known only after calibration: no fixed total then.
+  const progress = new Progress('train', tc.max_minutes === null ? tc.steps - step : undefined, process.stderr, o.quiet ?? false);
   const startStep = step;
   let ticked = step;
+  // The schedule's horizon: tc.steps, or fewer when a time budget allows fewer (see fitHorizon).
+  let horizon = tc.steps;
+  const budgetS = tc.max_minutes === null ? Infinity : tc.max_minutes * 60;
   const loopStart = performance.now();
   let computeS = 0;
   let evalS = 0;
@@ -125,7 +129,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
       format: 'ndbg-train-state/1',
       step,
       optimizer_t: opt.step,
-      schedule: { kind: o.optim.schedule.kind, position: step, next_lr: lrAt(o.optim.schedule, step, tc.steps) },
+      schedule: { kind: o.optim.schedule.kind, position: step, next_lr: lrAt(o.optim.schedule, step, horizon) },
       tokens_seen: tokensSeen,
       bad_steps_in_a_row: badInARow,
       bad_steps_total: badTotal,
@@ -144,11 +148,11 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   };
 
   try {
-    while (step < tc.steps && !stopRequested) {
+    while (step < horizon && !stopRequested) {
       const t0 = performance.now();
       const micro: Batch[] = [];
       for (let i = 0; i < tc.grad_accum; i++) micro.push(await stream.next());
-      const lr = lrAt(o.optim.schedule, step, tc.steps);
+      const lr = lrAt(o.optim.schedule, step, horizon);
       const tc0 = performance.now();
       const res = trainStep(model, opt, micro, { lr, gradClip: o.optim.grad_clip });
       const tc1 = performance.now();
@@ -162,7 +166,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
       } else badInARow = 0;
 
       let valLoss: number | undefined;
-      if (valBatches.length && (step % tc.eval_every === 0 || step === tc.steps)) {
+      if (valBatches.length && (step % tc.eval_every === 0 || step === horizon)) {
         const te = performance.now();
         valLoss = evalLoss(model, valBatches).loss;
         lastVal = valLoss;
@@ -187,7 +191,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
       if (res.skipped) rec.skipped = true;
       if (valLoss !== undefined) rec.val_loss = valLoss;
       metrics.write(rec);
-      if (step % tc.log_every === 0 || step === tc.steps) {
+      if (step % tc.log_every === 0 || step === horizon) {
         progress.tick(step - ticked, progressFields(rec, model.flopsPerToken));
         ticked = step;
       }
@@ -198,8 +202,18 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
             `the last complete checkpoint is intact — lower optim.schedule.peak_lr or check the data`,
         );
       }
+      if (budgetS !== Infinity) {
+        const spent = (performance.now() - loopStart) / 1000;
+        if (step === startStep + BUDGET_CALIBRATION_STEPS) {
+          horizon = fitHorizon(step, tc.steps, spent / (step - startStep), budgetS - spent);
+          log(`time budget ${tc.max_minutes} min: training for ${horizon} steps (schedule horizon)`);
+        } else if (spent >= budgetS && step < horizon) {
+          horizon = step;
+          log(`time budget ${tc.max_minutes} min reached at step ${step}`);
+        }
+      }
       const periodic = tc.checkpoint_every > 0 && step % tc.checkpoint_every === 0;
-      if (periodic || step === tc.steps || stopRequested) checkpoint();
+      if (periodic || step === horizon || stopRequested) checkpoint();
     }
   } finally {
     process.removeListener('SIGINT', onSignal);
@@ -221,6 +235,14 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
     tokens: tokensSeen,
     stoppedBySignal: stopRequested && step < tc.steps,
   };
+}
+
+/** Steps timed before a time budget fixes the schedule's horizon (the first ones include warm-up costs). */
+const BUDGET_CALIBRATION_STEPS = 5;
+
+/** The last step that fits the remaining time at the measured pace (never beyond maxSteps). */
+export function fitHorizon(step: number, maxSteps: number, secondsPerStep: number, remainingS: number): number {
+  return Math.min(maxSteps, step + Math.max(0, Math.floor(remainingS / Math.max(secondsPerStep, 1e-9))));
 }
 
 function progressFields(r: MetricsRecord, flopsPerToken: number): Record<string, string | number> {

@@ -5,6 +5,7 @@ import * as path from 'path';
 import { SentencePieceProcessor } from 'sentencepiece-js';
 import { checkDocuments } from '../../src/tokenizer/check';
 import { escapeForSpm } from '../../src/tokenizer/escape';
+import { EncodePool } from '../../src/tokenizer/pool';
 import { readManifest } from '../../src/tokenizer/manifest';
 import { FIXTURES, fixtureCode, fixtureDocs, SHIPPED_MODEL } from './helpers';
 
@@ -140,6 +141,13 @@ describe('the shipped tokenizer', () => {
     expect(r.specialTokenMismatches).toBe(0);
     expect(r.failures).toEqual([]);
     expect(r.bytesPerToken).toBeGreaterThan(3);
+  });
+
+  test('a worker that cannot load its model fails the batch instead of hanging', async () => {
+    const pool = new EncodePool('/nonexistent/ndbg.model', 1);
+    await expect(pool.encode(['x', 'y'])).rejects.toThrow(/tokenizer worker: .*ENOENT/);
+    await pool.close();
+    await expect(pool.encode(['x'])).rejects.toThrow(/after close/);
   });
 
   test('the model file is the one the manifest hashes', () => {

@@ -75,6 +75,7 @@ const generate: CommandModule = {
     if (!Number.isInteger(seed) || seed < 0) throw new UserError(`--seed ${args.seed}: expected a non-negative integer`);
     const config = loadConfig(ProgramsConfigSchema, { file: args.config as string | undefined, overrides: args.set as string[] });
     const out = args.out as string;
+    if (!fs.existsSync(path.dirname(path.resolve(out)))) throw new UserError(`--out ${out}: directory ${path.dirname(out)} does not exist`);
     const against = args.against ? new Set(await programKeys(await loadCruxEvalJsonl(args.against as string))) : undefined;
     const partial = `${out}.partial`;
     const writer = new JsonlWriter(partial, false);
