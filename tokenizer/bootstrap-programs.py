@@ -2,6 +2,7 @@
 # input variants, the NDL text of the first shipped tokenizer (see docs/tokenizer.md).
 # Run: python3 tokenizer/bootstrap-programs.py
 import json
+import os
 P = []
 def add(code, *inputs):
     P.append((code.strip('\n'), inputs))
@@ -380,8 +381,7 @@ lines = []
 for i, (code, inputs) in enumerate(P):
     for j, inp in enumerate(inputs):
         lines.append(json.dumps({'id': 'boot_%02d_%d' % (i, j), 'code': code, 'input': inp}))
-open('/work/main/tokenizer/bootstrap-programs.jsonl', 'w').write('\n'.join(lines) + '\n')
-print(len(P), len(lines))
+print(len(P), 'programs,', len(lines), 'hand-written inputs')
 
 # Variants: each input's literal values mutated (same structure, new values), kept only if the
 # run stays short (< 1500 traced line events), so that documents stay document-sized.
@@ -442,5 +442,5 @@ for i, (code, inputs) in enumerate(P):
         variants.append(new)
     for j, inp in enumerate(variants):
         out.append(json.dumps({'id': 'boot_%02d_%02d' % (i, j), 'code': code, 'input': inp}))
-open('/work/main/tokenizer/bootstrap-programs.jsonl', 'w').write('\n'.join(out) + '\n')
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'bootstrap-programs.jsonl'), 'w').write('\n'.join(out) + '\n')
 print('with variants', len(out))

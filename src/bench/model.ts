@@ -17,7 +17,8 @@ import { Rng } from '../util/rng';
  * the backend's own measured 1024³ matmul rate (the best a step of matmuls could do on it), and
  * the tfjs/torch ratio is the figure to compare across machines.
  *
- * Flags: --backends wasm,cpu  --configs tiny,small  --steps N  --batch B  --no-torch  --cpu-small
+ * Flags (--name=value): --backends=wasm,cpu --configs=tiny,small --steps=N --batch=B
+ * --vocab=V (override vocab_size, e.g. 256 to match the issue's reference numbers) --no-torch --cpu-small
  */
 const TORCH_SCRIPT_CANDIDATES = [assetPath('src/bench/torch_ref_train.py'), '/work/shared/bench/torch_ref_train.py'];
 
@@ -108,10 +109,15 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const steps = Number(flag(args, 'steps') ?? 5);
   const batch = Number(flag(args, 'batch') ?? 8);
   const withTorch = !args.includes('--no-torch');
+  const vocab = flag(args, 'vocab');
+  const load = (name: string): ModelConfig => {
+    const c = loadModelConfig(assetPath(`configs/${name}.json`));
+    return vocab ? { ...c, vocab_size: Number(vocab) } : c;
+  };
   const results: Record<string, unknown>[] = [];
   const torch: Record<string, unknown> = {};
   for (const name of configs) {
-    const config = loadModelConfig(assetPath(`configs/${name}.json`));
+    const config = load(name);
     if (withTorch) {
       process.stderr.write(`torch reference ${name}...\n`);
       torch[name] = torchReference(config, batch, steps);
@@ -126,7 +132,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     }
     const peak = matmulPeakGflops();
     for (const name of configs) {
-      const config = loadModelConfig(assetPath(`configs/${name}.json`));
+      const config = load(name);
       if (backend === 'cpu' && name !== 'tiny' && !args.includes('--cpu-small')) {
         results.push({ backend, config: name, skipped: 'cpu backend: only tiny by default (~1 GFLOP/s); pass --cpu-small' });
         continue;

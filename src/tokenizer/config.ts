@@ -10,8 +10,11 @@ const bytes = z.number().int().positive();
 /** The sentencepiece trainer settings ndbg varies; the ones needed for exact round trips are fixed (spm.ts). */
 export const spmSettingsSchema = z
   .object({
-    /** bpe measured 4-6% fewer tokens than unigram on NDL and code at 8k (docs/tokenizer.md). */
-    modelType: z.enum(['unigram', 'bpe']).default('bpe'),
+    /**
+     * unigram: bpe gives 4-5% fewer tokens but sentencepiece encodes it 3x slower (below the
+     * 2 MB/s target per core); see docs/tokenizer.md.
+     */
+    modelType: z.enum(['unigram', 'bpe']).default('unigram'),
     /**
      * true: pieces never cross a space boundary (a run of spaces starts a new word). false
      * (measured better on both NDL and code, docs/tokenizer.md): pieces such as `▁=▁` or a

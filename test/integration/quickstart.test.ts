@@ -1,0 +1,84 @@
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { loadModelFromCheckpoint } from '../../src/model/checkpoint';
+import { initBackend } from '../../src/model/backend';
+import { parseDocument } from '../../src/ndl/parse';
+import { MixtureLoader } from '../../src/data/loader';
+import { readManifest } from '../../src/data/manifest';
+
+/**
+ * The main job end to end, shortened: the real `ndbg quickstart` CLI on a small program count
+ * and a short time budget. Every artifact must exist and load back, and the loss must fall.
+ */
+const root = path.resolve(__dirname, '..', '..');
+const out = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-quickstart-'));
+
+function lines(file: string): unknown[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as unknown);
+}
+
+describe('ndbg quickstart (shortened)', () => {
+  let stdout = '';
+  beforeAll(() => {
+    stdout = execFileSync(
+      process.execPath,
+      [path.join(root, 'bin', 'ndbg.js'), 'quickstart', '--out', out, '--force', '--programs', '150', '--eval-programs', '6',
+        '--minutes', '4', '--steps', '200', '--set', 'train.eval_every=50', '--set', 'train.checkpoint_every=100'],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20, timeout: 15 * 60 * 1000 },
+    ).toString();
+  }, 16 * 60 * 1000);
+
+  it('reports where everything went and the loss fell', () => {
+    expect(stdout).toMatch(/quickstart finished/);
+    const summary = JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8')) as { firstLoss: number; lastLoss: number };
+    expect(summary.lastLoss).toBeLessThan(summary.firstLoss - 0.5);
+    const metrics = lines(path.join(out, 'run', 'metrics.jsonl')) as Array<{ step: number; loss: number }>;
+    expect(metrics.length).toBeGreaterThan(20);
+  });
+
+  it('writes programs, traces and NDL documents that read back', () => {
+    for (const split of ['train', 'validation', 'test']) expect(fs.existsSync(path.join(out, 'programs', `${split}.jsonl`))).toBe(true);
+    const traces = lines(path.join(out, 'traces', 'train.jsonl')) as Array<{ status: string; events: unknown[] }>;
+    expect(traces.length).toBeGreaterThan(100);
+    expect(traces.every((t) => t.events.length > 0)).toBe(true);
+    const docs = lines(path.join(out, 'ndl', 'train.jsonl')) as Array<{ text: string }>;
+    expect(docs.length).toBeGreaterThan(300);
+    for (const d of docs.slice(0, 50)) expect(parseDocument(d.text).error).toBeUndefined();
+  });
+
+  it('builds Arrow data that the loader streams', () => {
+    const dataDir = path.join(out, 'data');
+    const manifest = readManifest(dataDir);
+    expect(manifest.sources.map((s: { name: string }) => s.name).sort()).toEqual(['code', 'ndl']);
+    const loader = new MixtureLoader({ datasets: [dataDir], batchSize: 2, seed: 0 });
+    const batch = loader.next();
+    expect(batch.tokens.length).toBe(2 * (loader.seqLen + 1));
+  });
+
+  it('writes a checkpoint that reloads, the evaluation with its baseline, the report and the debug transcript', async () => {
+    await initBackend('wasm', () => undefined);
+    const ckpts = fs.readdirSync(path.join(out, 'run', 'checkpoints')).filter((d) => d.startsWith('step-'));
+    expect(ckpts.length).toBeGreaterThan(0);
+    const { model } = loadModelFromCheckpoint(path.join(out, 'run', 'checkpoints', ckpts.sort().pop() as string));
+    expect(model.config.vocab_size).toBeGreaterThan(0);
+    model.dispose();
+    const ns = JSON.parse(fs.readFileSync(path.join(out, 'run', 'eval', 'next_state.json'), 'utf8')) as {
+      full_match_model: Record<string, number>;
+      full_match_baseline: Record<string, number>;
+    };
+    expect(Object.keys(ns.full_match_model)).toEqual(expect.arrayContaining(['step_into', 'step_over', 'inv_step_call', 'all']));
+    expect(Object.keys(ns.full_match_baseline)).toContain('step_into');
+    const html = fs.readFileSync(path.join(out, 'run', 'report.html'), 'utf8');
+    expect(html).toMatch(/<svg/);
+    expect(html).toMatch(/Next-state accuracy/);
+    const transcript = fs.readFileSync(path.join(out, 'debug-session.txt'), 'utf8');
+    expect(transcript).toMatch(/\(ndbg\) s/);
+    expect(transcript).toMatch(/def count\(s, t\)/);
+  });
+});
