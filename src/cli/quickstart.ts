@@ -28,12 +28,12 @@ import { pySourceDocuments } from '../programs/loaders';
 import { generateCorpus } from '../programs/pipeline';
 import { splitRecords } from '../programs/splits';
 import { sandboxTracer } from '../programs/tracers';
-import { DEFAULT_TOKENIZER } from '../tokenizer';
 import { renderReport } from '../train/report';
 import { listCheckpoints } from '../train/checkpoint_dir';
 import { trainFromConfig } from '../train/run';
 import { traceProgram } from '../trace';
 import type { ProgramRecord, TraceRecord } from '../trace/types';
+import { loadConfig } from '../util/config';
 import { UserError } from '../util/errors';
 import { JsonlWriter } from '../util/jsonl';
 import { assetPath } from '../util/paths';
@@ -49,6 +49,8 @@ export interface QuickstartOptions {
   docsPerProgram: number;
   evalPrograms: number;
   config: string;
+  /** Generator config: configs/programs-small.json makes programs short enough for a tiny model's context. */
+  programsConfig: string;
   tokenizer: string;
   backend: string;
   seed: number;
@@ -65,8 +67,9 @@ export const QUICKSTART_DEFAULTS: Omit<QuickstartOptions, 'out'> = {
   programs: 2000,
   docsPerProgram: 6,
   evalPrograms: 60,
-  config: 'configs/tiny.json',
-  tokenizer: DEFAULT_TOKENIZER,
+  config: assetPath('configs/quickstart.json'),
+  programsConfig: assetPath('configs/programs-small.json'),
+  tokenizer: assetPath('tokenizer/ndbg-2k.model'),
   backend: 'auto',
   seed: 0,
   workers: 2,
@@ -107,25 +110,8 @@ function stdlibDir(): string {
   return execFileSync('python3', ['-c', 'import sysconfig; print(sysconfig.get_paths()["stdlib"])']).toString().trim();
 }
 
-/**
- * Smaller programs than `ndbg programs generate`'s defaults (median ~560 characters instead of
- * ~1200): a model trained for minutes must see a program and its recent frames in one context
- * window. Depth, recursion, exceptions and classes stay in the mix.
- */
-export const QUICKSTART_PROGRAMS = {
-  generator: {
-    statements: { min: 1, max: 3 },
-    blockStatements: { min: 1, max: 2 },
-    nesting: 1,
-    exprDepth: 1,
-    params: { min: 1, max: 2 },
-    callDepthWeights: [0.3, 0.4, 0.2, 0.1],
-    inputs: { min: 1, max: 2 },
-  },
-};
-
 async function makePrograms(o: QuickstartOptions, dir: string): Promise<Record<'train' | 'validation' | 'test', ProgramRecord[]>> {
-  const config = ProgramsConfigSchema.parse(QUICKSTART_PROGRAMS);
+  const config = loadConfig(ProgramsConfigSchema, { file: o.programsConfig });
   const tracer = sandboxTracer(o.workers, { maxEvents: config.filter.maxEvents + 16 });
   const records: ProgramRecord[] = [];
   const bar = new Progress('      programs', o.programs);
@@ -269,7 +255,7 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
 
   t = Date.now();
   stage(7, 'eval', `next-state accuracy on ${testTraces.length} held-out programs, every action, beside the naive baseline`);
-  const completer = await loadCompleter({ checkpoint, backend: o.backend as never }, testTraces);
+  const completer = await loadCompleter({ checkpoint, backend: o.backend as never, maxNewTokens: 64 }, testTraces);
   const tasks = makeTasks(testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, maxPrefixFrames: 6 });
   const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()]);
   const evalDir = path.join(runDir, 'eval');

@@ -16,6 +16,7 @@ export const quickstartCommand: CommandModule = {
       .option('docs-per-program', { type: 'number', default: QUICKSTART_DEFAULTS.docsPerProgram, describe: 'NDL documents sampled per training program' })
       .option('eval-programs', { type: 'number', default: QUICKSTART_DEFAULTS.evalPrograms, describe: 'Held-out programs for the next-state evaluation' })
       .option('config', { type: 'string', default: QUICKSTART_DEFAULTS.config, describe: 'Training config' })
+      .option('programs-config', { type: 'string', default: QUICKSTART_DEFAULTS.programsConfig, describe: 'Program generator config' })
       .option('tokenizer', { type: 'string', default: QUICKSTART_DEFAULTS.tokenizer, describe: 'Tokenizer model' })
       .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: QUICKSTART_DEFAULTS.backend, describe: 'tfjs backend' })
       .option('seed', { type: 'number', default: QUICKSTART_DEFAULTS.seed, describe: 'Seed of every stage' })
@@ -33,6 +34,7 @@ export const quickstartCommand: CommandModule = {
       docsPerProgram: a['docs-per-program'] as number,
       evalPrograms: a['eval-programs'] as number,
       config: a.config as string,
+      programsConfig: a['programs-config'] as string,
       tokenizer: a.tokenizer as string,
       backend: a.backend as string,
       seed: a.seed as number,
