@@ -221,7 +221,8 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
     shardMb: 64,
     valFraction: 0.02,
     splitSeed: o.seed,
-    maskContext: false,
+    // The loss is on the frames only: the model reads the program but is not trained to write it.
+    maskContext: true,
     workers: Math.max(0, o.workers - 1),
     force: true,
   });

@@ -110,6 +110,8 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   // The schedule's horizon: tc.steps, or fewer when a time budget allows fewer (see fitHorizon).
   let horizon = tc.steps;
   const budgetS = tc.max_minutes === null ? Infinity : tc.max_minutes * 60;
+  // The first step pays one-off costs (kernel setup, shard loading): the pace is timed after it.
+  let firstStepDone = 0;
   const loopStart = performance.now();
   let computeS = 0;
   let evalS = 0;
@@ -203,9 +205,12 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
         );
       }
       if (budgetS !== Infinity) {
-        const spent = (performance.now() - loopStart) / 1000;
+        const now = performance.now();
+        const spent = (now - loopStart) / 1000;
+        if (step === startStep + 1) firstStepDone = now;
         if (step === startStep + BUDGET_CALIBRATION_STEPS) {
-          horizon = fitHorizon(step, tc.steps, spent / (step - startStep), budgetS - spent);
+          const pace = (now - firstStepDone) / 1000 / (BUDGET_CALIBRATION_STEPS - 1);
+          horizon = fitHorizon(step, tc.steps, pace, budgetS - spent);
           log(`time budget ${tc.max_minutes} min: training for ${horizon} steps (schedule horizon)`);
         } else if (spent >= budgetS && step < horizon) {
           horizon = step;
@@ -237,8 +242,11 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   };
 }
 
-/** Steps timed before a time budget fixes the schedule's horizon (the first ones include warm-up costs). */
-const BUDGET_CALIBRATION_STEPS = 5;
+/**
+ * Steps timed before a time budget fixes the schedule's horizon. Warmup LRs do not depend on the
+ * horizon, so with warmup_steps ≥ this the schedule is the one a fixed-step run would have used.
+ */
+const BUDGET_CALIBRATION_STEPS = 20;
 
 /** The last step that fits the remaining time at the measured pace (never beyond maxSteps). */
 export function fitHorizon(step: number, maxSteps: number, secondsPerStep: number, remainingS: number): number {
