@@ -4,6 +4,7 @@
  * actions are what pdb does (checked by the differential harness, see pdb.ts); the inverse
  * ones are defined on the inverse tree only.
  */
+import { upperBound } from '../util/search';
 import type { ActionKind } from '../ndl/tokens';
 import { FORWARD_ACTIONS, INVERSE_ACTIONS } from '../ndl/tokens';
 import { Action, EXIT, StateTree } from './types';
@@ -70,14 +71,8 @@ function checkNode(tree: StateTree, i: number): void {
 /** First element of a sorted list greater than i, or EXIT. */
 function firstAfter(sorted: number[] | undefined, i: number): number {
   if (!sorted) return EXIT;
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] <= i) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < sorted.length ? sorted[lo] : EXIT;
+  const at = upperBound(sorted, i);
+  return at < sorted.length ? sorted[at] : EXIT;
 }
 
 /**

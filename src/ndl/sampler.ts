@@ -3,6 +3,7 @@
  * draws an action from the policy renormalized over the actions the oracle says are available,
  * follows the oracle's `nextNode`, and stops at EXIT or at the frame/token budget.
  */
+import { upperBound } from '../util/search';
 import { availableActions, breakpointTargets, nextNode } from '../debugger';
 import { Action, EXIT, StateTree } from '../debugger/types';
 import type { TraceRecord } from '../trace/types';
@@ -90,7 +91,7 @@ export function drawAction(rng: Rng, config: SamplerConfig, tree: StateTree, i: 
   const kind = drawKind(rng, comps);
   if (kind !== 'breakpoint') return { kind };
   const lines = lineNodes(tree);
-  const firstLater = firstAbove(lines, i);
+  const firstLater = upperBound(lines, i);
   const laterCount = lines.length - firstLater;
   const { unreached } = breakpointTargets(tree, i);
   if (unreached.length > 0 && (laterCount === 0 || rng.bool(config.unreachedBreakpointProb))) {
@@ -113,17 +114,6 @@ function lineNodes(tree: StateTree): Int32Array {
   return lines;
 }
 
-/** Position of the first element greater than i in a sorted array (its length if none). */
-function firstAbove(sorted: Int32Array, i: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] <= i) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /**
  * Index of the first node below the harness's `main` (the entry function's call), or 0 when

@@ -1,3 +1,4 @@
+import { listPythonFiles } from '../util/files';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { ProgramRecord } from '../trace/types';
@@ -176,7 +177,7 @@ export function* pySourceDocuments(dir: string, opts: { maxBytes?: number; skipp
   exists(dir, 'source directory');
   const maxBytes = opts.maxBytes ?? 1 << 20;
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  for (const rel of listPy(dir)) {
+  for (const rel of listPythonFiles(dir)) {
     const full = path.join(dir, rel);
     const size = fs.statSync(full).size;
     let text: string | undefined;
@@ -195,16 +196,3 @@ export function* pySourceDocuments(dir: string, opts: { maxBytes?: number; skipp
   }
 }
 
-function listPy(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (rel: string) => {
-    const entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true });
-    for (const e of entries) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) walk(r);
-      else if (e.isFile() && e.name.endsWith('.py')) out.push(r);
-    }
-  };
-  walk('');
-  return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}

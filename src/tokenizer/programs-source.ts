@@ -7,36 +7,17 @@
  *
  * The tracer runs the programs unsandboxed (src/trace/inprocess.ts): use trusted programs only.
  */
-import type { StateNode, StateTree } from '../debugger/types';
 import { formatDocument } from '../ndl/format';
+import { allStepTrajectory, treeFor } from '../ndl/generate';
 import { traceInProcess } from '../trace/inprocess';
 import type { ProgramRecord, TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
 import { readJsonlSync } from '../util/jsonl';
 
-/** The forward state tree of a trace: one node per recorded event, in order (spec §4). */
-export function forwardTreeOf(trace: TraceRecord): StateTree {
-  const nodes: StateNode[] = trace.events.map((e, index) => ({
-    index,
-    event: e.event,
-    depth: e.depth,
-    invocation: e.invocation,
-    line: e.line,
-    src: e.src,
-    locals: e.locals,
-    value: e.value,
-    traceIndex: index,
-  }));
-  const exitKind = trace.status === 'normal' ? 'exit_normal' : trace.status === 'error' ? 'exit_error' : 'exit_never';
-  return { direction: 'forward', nodes, exitKind: exitKind.replace('exit_', '') as StateTree['exitKind'] };
-}
-
 /** The forward all-step_into document of a trace, or undefined if nothing was traced. */
 export function allStepIntoDocument(trace: TraceRecord): string | undefined {
-  const tree = forwardTreeOf(trace);
-  if (tree.nodes.length === 0) return undefined;
-  const steps = tree.nodes.map((_, node) => ({ node, action: { kind: 'step_into' as const } }));
-  return formatDocument(trace, tree, { direction: 'forward', steps, end: 'exit' });
+  const tree = treeFor(trace, 'forward');
+  return tree && formatDocument(trace, tree, allStepTrajectory(tree, 'step_into'));
 }
 
 export function readPrograms(file: string): ProgramRecord[] {

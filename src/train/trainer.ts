@@ -211,6 +211,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
         if (step === startStep + BUDGET_CALIBRATION_STEPS) {
           const pace = (now - firstStepDone) / 1000 / (BUDGET_CALIBRATION_STEPS - 1);
           horizon = fitHorizon(step, tc.steps, pace, budgetS - spent);
+          progress.setTotal(horizon - startStep);
           log(`time budget ${tc.max_minutes} min: training for ${horizon} steps (schedule horizon)`);
         } else if (spent >= budgetS && step < horizon) {
           horizon = step;

@@ -11,7 +11,7 @@ export class Progress {
 
   constructor(
     readonly label: string,
-    readonly total: number | undefined,
+    private total: number | undefined,
     private readonly stream: NodeJS.WriteStream = process.stderr,
     private readonly quiet = false,
   ) {}
@@ -25,6 +25,11 @@ export class Progress {
   set(fields: Record<string, string | number>): void {
     Object.assign(this.fields, fields);
     this.draw(false);
+  }
+
+  /** The total once it is known (e.g. after a time budget is calibrated). */
+  setTotal(total: number): void {
+    this.total = total;
   }
 
   finish(fields?: Record<string, string | number>): void {
@@ -48,10 +53,14 @@ export class Progress {
     if (tty) {
       if (!final && now - this.lastDraw < 100) return;
     } else if (!final) {
-      if (!this.total) return;
-      const decile = Math.floor((10 * this.done) / this.total);
-      if (decile === this.lastDecile) return;
-      this.lastDecile = decile;
+      // Logs: a line per 10% of a known total, else one every 10 s.
+      if (!this.total) {
+        if (now - this.lastDraw < 10000) return;
+      } else {
+        const decile = Math.floor((10 * this.done) / this.total);
+        if (decile === this.lastDecile) return;
+        this.lastDecile = decile;
+      }
     }
     this.lastDraw = now;
     const line = this.render();
