@@ -66,7 +66,7 @@ export const QUICKSTART_DEFAULTS: Omit<QuickstartOptions, 'out'> = {
   steps: 100000,
   programs: 2000,
   docsPerProgram: 6,
-  evalPrograms: 60,
+  evalPrograms: 100,
   config: assetPath('configs/quickstart.json'),
   programsConfig: assetPath('configs/programs-small.json'),
   tokenizer: assetPath('tokenizer/ndbg-2k.model'),

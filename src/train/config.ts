@@ -77,9 +77,10 @@ export const TrainSchema = z
     /** Stop after this many consecutive steps with a NaN/Inf loss or gradient. */
     max_bad_steps: int(1).default(5),
     /**
-     * Wall-clock budget for the training loop (minutes); null: none. After a few steps the
-     * schedule's horizon is shrunk to the steps that fit, so the LR still decays to its floor;
-     * a run ended by the budget is not bit-reproducible (its length depends on the machine).
+     * Wall-clock budget for the training loop (minutes); null: none. The schedule's horizon is
+     * fitted to the steps that fit at the measured pace after 20 steps and refitted once at a
+     * quarter of the run, so the LR still decays to its floor when time is up; a budgeted run
+     * is not bit-reproducible (its length depends on the machine).
      */
     max_minutes: z.number().positive().nullable().default(null),
     /** Peak FLOP/s of the hardware for MFU; 0 means MFU is not reported. */

@@ -112,6 +112,8 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   const budgetS = tc.max_minutes === null ? Infinity : tc.max_minutes * 60;
   // The first step pays one-off costs (kernel setup, shard loading): the pace is timed after it.
   let firstStepDone = 0;
+  // When the horizon was first fitted (0: not yet; -1: fitted twice, final).
+  let calibratedAt = 0;
   const loopStart = performance.now();
   let computeS = 0;
   let evalS = 0;
@@ -208,9 +210,16 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
         const now = performance.now();
         const spent = (now - loopStart) / 1000;
         if (step === startStep + 1) firstStepDone = now;
-        if (step === startStep + BUDGET_CALIBRATION_STEPS) {
-          const pace = (now - firstStepDone) / 1000 / (BUDGET_CALIBRATION_STEPS - 1);
+        // Fit the horizon after a short calibration, then once more at a quarter of the run with
+        // the steady pace (the first steps are slower: kernel setup, first shard loads).
+        const refitAt = startStep + Math.max(2 * BUDGET_CALIBRATION_STEPS, Math.round((horizon - startStep) / 4));
+        if (step === startStep + BUDGET_CALIBRATION_STEPS || (calibratedAt > 0 && step === refitAt)) {
+          const since = calibratedAt > 0 ? calibratedAt : firstStepDone;
+          const sinceStep = calibratedAt > 0 ? startStep + BUDGET_CALIBRATION_STEPS : startStep + 1;
+          const pace = (now - since) / 1000 / (step - sinceStep);
           horizon = fitHorizon(step, tc.steps, pace, budgetS - spent);
+          if (calibratedAt === 0) calibratedAt = now;
+          else calibratedAt = -1; // fitted twice: keep this horizon
           progress.setTotal(horizon - startStep);
           log(`time budget ${tc.max_minutes} min: training for ${horizon} steps (schedule horizon)`);
         } else if (spent >= budgetS && step < horizon) {
