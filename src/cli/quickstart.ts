@@ -17,7 +17,7 @@ import * as path from 'path';
 import { NaiveBaseline } from '../eval/baseline';
 import { CompleterPredictor } from '../eval/completer';
 import { loadCompleter, tracePrograms, writeJson } from '../eval/load';
-import { evaluateNextState, formatTables, NextStateResult } from '../eval/next_state';
+import { evaluateNextState, formatTables, NextStateResult, nextStateReport, ratesOf } from '../eval/next_state';
 import { DebugSession } from '../eval/session';
 import { ALL_ACTIONS, makeTasks } from '../eval/tasks';
 import { buildDataset } from '../data/build';
@@ -262,15 +262,7 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
   const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()]);
   const evalDir = path.join(runDir, 'eval');
   fs.mkdirSync(evalDir, { recursive: true });
-  const byAction = (name: string) => Object.fromEntries(Object.entries(result.tables[name]).map(([k, v]) => [k, v.full]));
-  writeJson(path.join(evalDir, 'next_state.json'), {
-    title: 'Next-state accuracy (exact match, held-out programs)',
-    programs: testTraces.length,
-    tasks: tasks.length,
-    full_match_model: byAction('model'),
-    full_match_baseline: byAction('baseline'),
-    tables: result.tables,
-  });
+  writeJson(path.join(evalDir, 'next_state.json'), nextStateReport(result, completer.name, { programs: testTraces.length, tasks: tasks.length }));
   process.stderr.write(`${formatTables(result.tables)}\n`);
   done(path.join(evalDir, 'next_state.json'), t, seconds, 'eval');
 
@@ -299,6 +291,11 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
 
   seconds.total = (Date.now() - total) / 1000;
   const summary: QuickstartResult = { dir, runDir, checkpoint, firstLoss, lastLoss, nextState: result.tables, seconds };
-  writeJson(path.join(dir, 'quickstart.json'), { ...summary, nextState: undefined, full_match_model: byAction('model'), full_match_baseline: byAction('baseline') });
+  writeJson(path.join(dir, 'quickstart.json'), {
+    ...summary,
+    nextState: undefined,
+    full_match_model: ratesOf(result.tables[completer.name], 'full'),
+    full_match_baseline: ratesOf(result.tables.baseline, 'full'),
+  });
   return summary;
 }

@@ -12,7 +12,8 @@ import { UserError } from '../util/errors';
 import { EncodePool } from './encode-pool';
 import { RowPacker, type EncodedDocument } from './pack';
 import { MANIFEST_FILE, MANIFEST_FORMAT, tokenDtypeFor, writeManifest, type Manifest, type ManifestSource, type ShardEntry, type SplitName } from './manifest';
-import { encodeShard, sha256Hex, writeFileAtomic, type ShardIdentity } from './shard';
+import { encodeShard, sha256Hex, type ShardIdentity } from './shard';
+import { replaceFileAtomic } from '../util/fsync';
 import { readDocuments, readSidecar, type SourceSpec } from './sources';
 import { loadTextTokenizer } from './tokenizer';
 
@@ -91,7 +92,7 @@ class SplitWriter {
       { ...this.identity, index },
     );
     const rel = `${this.identity.split}/${this.identity.source}-${String(index).padStart(5, '0')}.arrow`;
-    writeFileAtomic(path.join(this.dir, rel), bytes);
+    replaceFileAtomic(path.join(this.dir, rel), bytes);
     // Count targets (positions 1..T) so the row-overlap token is not counted twice.
     let tokens = 0;
     for (let r = 0; r < this.rows; r++) {

@@ -65,18 +65,6 @@ export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** Writes bytes to file via a temp name + fsync + rename. */
-export function writeFileAtomic(file: string, bytes: Uint8Array): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, bytes);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-}
 
 export interface ShardExpectation {
   /** Absolute or cwd-relative path of the shard. */

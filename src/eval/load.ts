@@ -11,6 +11,7 @@ import { Tokenizer } from '../tokenizer';
 import { traceBatch } from '../trace';
 import type { ProgramRecord, TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
+import { replaceFileAtomic } from '../util/fsync';
 import { Progress } from '../util/progress';
 import type { TextCompleter } from './completer';
 import { ModelCompleter } from './model_completer';
@@ -76,7 +77,5 @@ export function resultsDir(out: string | undefined, checkpoint: string | undefin
 }
 
 export function writeJson(file: string, value: unknown): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
-  fs.renameSync(tmp, file);
+  replaceFileAtomic(file, JSON.stringify(value, null, 2) + '\n');
 }

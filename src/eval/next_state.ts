@@ -57,3 +57,27 @@ export function formatTables(tables: NextStateResult['tables']): string {
   }
   return lines.join('\n');
 }
+
+/** One component's rate per action (and 'all'), e.g. for a bar chart in the report. */
+export function ratesOf(table: Record<string, ComponentRates>, component: 'full' | 'evt' | 'src' | 'arg'): Record<string, number> {
+  return Object.fromEntries(Object.entries(table).map(([k, v]) => [k, v[component]]));
+}
+
+/**
+ * The next_state.json document: per-action maps that `ndbg report` draws as bar charts
+ * (full match for the predictor and the baseline, SRC and ARG for the predictor), plus the
+ * full tables.
+ */
+export function nextStateReport(result: NextStateResult, predictor: string, meta: { programs: number; tasks: number }): Record<string, unknown> {
+  const model = result.tables[predictor];
+  return {
+    title: 'Next-state accuracy (exact match, held-out programs)',
+    ...meta,
+    predictor,
+    [`full_match_${predictor}`]: ratesOf(model, 'full'),
+    full_match_baseline: ratesOf(result.tables.baseline, 'full'),
+    [`src_${predictor}`]: ratesOf(model, 'src'),
+    [`arg_${predictor}`]: ratesOf(model, 'arg'),
+    tables: result.tables,
+  };
+}

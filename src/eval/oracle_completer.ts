@@ -51,13 +51,24 @@ export function trueContinuation(trace: TraceRecord, prefix: string): string | u
 
 export class OracleCompleter implements TextCompleter {
   readonly name = 'oracle';
-  constructor(private readonly traces: Map<string, TraceRecord> | TraceRecord) {}
+  /**
+   * CONTEXT text (forward and inverse) → trace, so each prefix finds its run in one lookup. An
+   * inverse CONTEXT holds only the code: for several runs of one program the first is used.
+   */
+  private readonly byContext = new Map<string, TraceRecord>();
+  constructor(private readonly traces: Map<string, TraceRecord> | TraceRecord) {
+    if (traces instanceof Map) {
+      for (const t of traces.values()) {
+        for (const direction of ['forward', 'inverse'] as const) {
+          const context = buildContext(t, direction);
+          if (!this.byContext.has(context)) this.byContext.set(context, t);
+        }
+      }
+    }
+  }
   private traceFor(prefix: string): TraceRecord | undefined {
     if (!(this.traces instanceof Map)) return this.traces;
-    const doc = parseDocument(prefix);
-    if (!doc.direction) return undefined;
-    for (const t of this.traces.values()) if (buildContext(t, doc.direction) === doc.context) return t;
-    return undefined;
+    return this.byContext.get(parseDocument(prefix).context);
   }
   async completeFrame(prefix: string): Promise<string> {
     const trace = this.traceFor(prefix);

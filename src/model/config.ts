@@ -150,8 +150,3 @@ export function modelStats(c: ModelConfig, seqLen = c.max_seq_len): ModelStats {
     seqLen,
   };
 }
-
-/** Writes a config object as pretty JSON (used for resolved configs in checkpoints). */
-export function writeJson(file: string, value: unknown): void {
-  fs.writeFileSync(file, JSON.stringify(value, null, 2) + '\n');
-}

@@ -1,3 +1,4 @@
+import { replaceFileAtomic } from '../util/fsync';
 import * as fs from 'fs';
 import * as path from 'path';
 import { UserError } from '../util/errors';
@@ -62,15 +63,7 @@ const isLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 export function writeSafetensors(file: string, tensors: TensorMap | Array<[string, NamedTensor]>, metadata: Record<string, string> = {}): void {
   const buf = encodeSafetensors(tensors, metadata);
   fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, buf);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
+  replaceFileAtomic(file, buf);
 }
 
 /** Parses a safetensors buffer; `source` names the file in error messages. */

@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { maybeFault } from './fault';
-import { fsyncDir, writeFileDurable } from './fsync';
+import { fsyncDir, writeFileDurable } from '../util/fsync';
 
 /**
  * Atomic checkpoint directories under RUN_DIR/checkpoints/:

@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import { JsonlWriter } from '../util/jsonl';
-import { replaceFileAtomic } from './fsync';
+import { replaceFileAtomic } from '../util/fsync';
 
 /**
  * RUN_DIR/metrics.jsonl: one line per optimizer step (step is 1-based: the number of updates

@@ -6,7 +6,7 @@ import { Rng } from '../util/rng';
 import { AdamW, decayRule } from './adamw';
 import { latestCheckpoint, pruneCheckpoints, writeCheckpointDir } from './checkpoint_dir';
 import type { OptimConfig, TrainConfig } from './config';
-import { replaceFileAtomic } from './fsync';
+import { replaceFileAtomic } from '../util/fsync';
 import { MetricsLog, MetricsRecord, truncateMetrics } from './metrics';
 import { lrAt } from './schedule';
 import { TrainerState, packCheckpoint, unpackCheckpoint } from './state';

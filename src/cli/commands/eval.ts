@@ -6,7 +6,7 @@ import { CompleterPredictor } from '../../eval/completer';
 import { runCruxEval } from '../../eval/cruxeval_run';
 import { DEFAULT_HORIZON, runHorizon } from '../../eval/horizon';
 import { loadCompleter, loadPrograms, resultsDir, tracePrograms, writeJson } from '../../eval/load';
-import { evaluateNextState, formatTables } from '../../eval/next_state';
+import { evaluateNextState, formatTables, nextStateReport } from '../../eval/next_state';
 import { ALL_ACTIONS, makeTasks } from '../../eval/tasks';
 import type { ActionKind } from '../../ndl/tokens';
 import { UserError } from '../../util/errors';
@@ -63,22 +63,8 @@ const nextState: CommandModule = {
       maxPrefixFrames: a['max-prefix-frames'] as number,
     });
     const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { quiet: a.quiet as boolean });
-    const model = result.tables[completer.name];
-    const base = result.tables.baseline;
-    const byAction = (t: typeof model, f: 'full' | 'evt' | 'src' | 'arg') =>
-      Object.fromEntries(Object.entries(t).map(([k, v]) => [k, v[f]]));
     const file = path.join(out, 'next_state.json');
-    writeJson(file, {
-      title: 'Next-state accuracy (exact match)',
-      programs: traces.length,
-      tasks: tasks.length,
-      predictor: completer.name,
-      [`full_match_${completer.name}`]: byAction(model, 'full'),
-      full_match_baseline: byAction(base, 'full'),
-      [`src_${completer.name}`]: byAction(model, 'src'),
-      [`arg_${completer.name}`]: byAction(model, 'arg'),
-      tables: result.tables,
-    });
+    writeJson(file, nextStateReport(result, completer.name, { programs: traces.length, tasks: tasks.length }));
     process.stdout.write(`${formatTables(result.tables)}\nwritten to ${file}\n`);
   },
 };

@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 /**
- * Durable file-system helpers for checkpoints: a file is on disk only after its own fsync, and
+ * Durable file-system helpers (checkpoints, shards, results): a file is on disk only after its own fsync, and
  * a new or renamed directory entry only after its parent directory's fsync.
  */
 export function writeFileDurable(file: string, data: string | Uint8Array): void {
