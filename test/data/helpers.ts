@@ -19,7 +19,8 @@ export function tmpDir(tag: string): string {
 
 /** A JSONL of `count` synthetic documents with lengths in [minLen, maxLen] characters. */
 export function writeSyntheticJsonl(file: string, seed: number, count: number, minLen: number, maxLen: number): void {
-  const rng = Rng.from(seed, 'synthetic', file);
+  // Keyed by the file name, not its (random temp) directory: the same bytes on every run.
+  const rng = Rng.from(seed, 'synthetic', path.basename(file));
   const words = ['alpha', 'beta', 'gamma', 'delta', 'x = 1', 'return y', 'for i in range(3):', '\n', 'é', '∑'];
   const lines: string[] = [];
   for (let d = 0; d < count; d++) {
