@@ -27,6 +27,10 @@ export interface SandboxOptions {
   seed?: number;
   /** Isolation: auto (bwrap when it works), bwrap, guards. Default: NDBG_SANDBOX or auto. */
   isolation?: IsolationChoice;
+  /** Programs that purity.shareable admits run one after another in a shared child, up to this
+   * many per child (default 1000); the others, and all of them when 0, in a fresh fork each
+   * (docs/trace.md, "Shared process"). */
+  sessionPrograms?: number;
   python?: string;
 }
 
@@ -40,10 +44,14 @@ export type SandboxResult = Record<string, unknown> & { id: string | null; statu
 
 interface Pending {
   req: SandboxRequest;
-  line: string;
+  /** Header and payload as sandbox.py reads them (see its protocol notes). */
+  frame: Buffer;
   sentAt: number;
   resolve: (r: SandboxResult) => void;
 }
+
+/** Starts the worker's closing line after a request's output: `\n\x1e{...}\n`. */
+const TRAILER_MARK = '\x1e';
 
 /** Requests sent ahead to a worker so it never waits for the parent between programs. */
 const PIPELINE_DEPTH = 4;
@@ -52,6 +60,8 @@ class Worker {
   proc!: ChildProcessWithoutNullStreams;
   pending: Pending[] = [];
   private buf = '';
+  /** Lines the running request's child wrote before the worker's trailer. */
+  private lines: string[] = [];
   private lastAnswer = Date.now();
   private cleanup?: string;
   dead = false;
@@ -65,6 +75,7 @@ class Worker {
     this.cleanup = cmd.cleanup;
     this.dead = false;
     this.buf = '';
+    this.lines = [];
     this.lastAnswer = Date.now();
     const proc = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc = proc;
@@ -100,10 +111,16 @@ class Worker {
     while ((nl = this.buf.indexOf('\n')) >= 0) {
       const line = this.buf.slice(0, nl);
       this.buf = this.buf.slice(nl + 1);
+      if (!line.startsWith(TRAILER_MARK)) {
+        if (line) this.lines.push(line);
+        continue;
+      }
+      const lines = this.lines;
+      this.lines = [];
       const head = this.pending.shift();
       if (!head) continue; // nothing asked: cannot happen with a sane worker; ignore
       this.lastAnswer = Date.now();
-      head.resolve(parseResult(line, head.req, this.pool.mode));
+      head.resolve(parseAnswer(lines, line.slice(TRAILER_MARK.length), head.req, this.pool.mode));
       this.pool.pump();
       if (this.pending.length === 0) this.setRef(false);
     }
@@ -113,7 +130,7 @@ class Worker {
     p.sentAt = Date.now();
     this.pending.push(p);
     if (this.pending.length === 1) this.setRef(true);
-    this.proc.stdin.write(p.line);
+    this.proc.stdin.write(p.frame);
   }
 
   /** An idle worker does not keep Node alive (a pool that is never closed cannot hang a
@@ -200,6 +217,7 @@ export class SandboxPool {
       fsize_mb: options.fsizeMb ?? 16,
       output_cap: options.outputCap ?? 65536,
       seed: options.seed ?? 0,
+      session_programs: options.sessionPrograms ?? 1000,
     };
     this.stuckMs = (timeoutS + killGraceS) * 1000 + 10000;
     this.workers = Array.from({ length: Math.max(1, size) }, () => new Worker(this));
@@ -211,7 +229,7 @@ export class SandboxPool {
   run(req: SandboxRequest): Promise<SandboxResult> {
     if (this.closed) return Promise.reject(new Error('SandboxPool is closed'));
     return new Promise((resolve) => {
-      this.queue.push({ req, line: JSON.stringify(req) + '\n', sentAt: 0, resolve });
+      this.queue.push({ req, frame: this.frame(req), sentAt: 0, resolve });
       this.pump();
     });
   }
@@ -231,19 +249,47 @@ export class SandboxPool {
     return this.run(req);
   }
 
-  /** CPU seconds used so far by each worker and its per-program children (for benchmarks). */
-  async cpuSeconds(): Promise<number> {
+  /** CPU seconds used so far by the workers and their children, and how many programs ran in
+   * a shared child or a fresh fork (for benchmarks and tests). */
+  async stats(): Promise<{ cpuSeconds: number; shared: number; forked: number }> {
     const all = await Promise.all(
       this.workers.map(
         (w) => new Promise<SandboxResult>((resolve) => {
           const req: SandboxRequest = { id: 'stats', kind: 'stats' };
-          w.send({ req, line: JSON.stringify(req) + '\n', sentAt: 0, resolve });
+          w.send({ req, frame: this.frame(req), sentAt: 0, resolve });
         }),
       ),
     );
-    let total = 0;
-    for (const r of all) for (const k of ['user', 'system', 'children_user', 'children_system']) total += Number(r[k] ?? 0);
-    return total;
+    const sum = (keys: string[]) => all.reduce((t, r) => t + keys.reduce((u, k) => u + Number(r[k] ?? 0), 0), 0);
+    return {
+      cpuSeconds: sum(['user', 'system', 'children_user', 'children_system']),
+      shared: sum(['shared']),
+      forked: sum(['forked']),
+    };
+  }
+
+  /** A request as the worker reads it (see sandbox.py): six little-endian uint32 (kind, wall-clock
+   * limit in ms, event cap, byte lengths of id, code and entry call), then those three as UTF-8. */
+  private frame(req: SandboxRequest): Buffer {
+    const header = Buffer.alloc(24);
+    if (req.kind === 'stats') {
+      header.writeUInt32LE('s'.charCodeAt(0), 0);
+      return header;
+    }
+    const id = Buffer.from(req.id, 'utf8');
+    const code = Buffer.from(req.code, 'utf8');
+    const call = Buffer.from(req.kind === 'trace' ? req.entry_call : '', 'utf8');
+    const timeoutS = req.timeout_s ?? (this.workerConfig.timeout_s as number);
+    const fields = [
+      (req.kind === 'trace' ? 't' : 'x').charCodeAt(0),
+      Math.min(0xffffffff, Math.round(timeoutS * 1000)),
+      req.kind === 'trace' ? req.max_events ?? 0 : 0,
+      id.length,
+      code.length,
+      call.length,
+    ];
+    fields.forEach((v, i) => header.writeUInt32LE(v, 4 * i));
+    return Buffer.concat([header, id, code, call]);
   }
 
   /** Hands queued requests to the least busy workers. */
@@ -292,17 +338,32 @@ function terminate(proc: ChildProcessWithoutNullStreams): void {
   t.unref();
 }
 
-function parseResult(line: string, req: SandboxRequest, mode: IsolationMode): SandboxResult {
+/**
+ * One request's answer: the lines its child wrote and the worker's trailer. An empty trailer
+ * means the child exited normally after writing its result, which must then be the one line
+ * that is a JSON record of this request (a program that writes to the result pipe itself cannot
+ * pass for another request). Otherwise the trailer holds the status, limit and message.
+ */
+function parseAnswer(lines: string[], trailerJson: string, req: SandboxRequest, mode: IsolationMode): SandboxResult {
+  let trailer: { status?: string; limit?: string; error?: string };
   try {
-    const r = JSON.parse(line) as SandboxResult;
-    if (r && typeof r === 'object' && typeof r.status === 'string') {
-      if (r.id !== req.id) r.id = req.id;
-      return r;
-    }
+    trailer = JSON.parse(trailerJson) as typeof trailer;
   } catch {
-    // fall through: a corrupt line becomes an error result for this request
+    return failure(req, 'error', 'crash', 'invalid trailer line from the sandbox worker', mode);
   }
-  return failure(req, 'error', 'crash', 'invalid result line from the sandbox worker', mode);
+  if (trailer.status) return failure(req, trailer.status, trailer.limit ?? 'crash', trailer.error ?? 'unknown failure', mode);
+  const records: SandboxResult[] = [];
+  for (const line of lines) {
+    try {
+      const r = JSON.parse(line) as SandboxResult;
+      if (r && typeof r === 'object' && typeof r.status === 'string' && (req.kind === 'stats' || r.id === req.id)) records.push(r);
+    } catch {
+      // not a record: output the program wrote to the result pipe
+    }
+  }
+  if (records.length === 1 && lines.length === 1) return records[0];
+  const why = lines.length === 0 ? 'the program exited without a result' : 'the program wrote to the sandbox result pipe';
+  return failure(req, 'error', lines.length === 0 ? 'exit' : 'sandbox', why, mode);
 }
 
 export function failure(req: SandboxRequest, status: string, limit: string, message: string, mode: IsolationMode): SandboxResult {

@@ -1,30 +1,38 @@
-"""ndbg sandbox worker ("zygote"): imports the tracer once, then forks one child per program.
+"""ndbg sandbox worker ("zygote"): imports the tracer once, then runs each program in a forked
+child: a fresh fork, or the shared session child for the programs purity.shareable admits.
 
     python3 -B -s sandbox.py CONFIG_JSON        (usually inside bubblewrap, see isolation.ts)
 
-Protocol: one JSON request per line on stdin, exactly one JSON result line per request on stdout,
-in order. Requests: {"id", "kind": "trace", "code", "entry_call"} or {"id", "kind": "exec",
-"code"}; optional per-request "timeout_s" and "max_events". Nothing else is ever written to
-stdout: the child's fds 0/1/2 are /dev/null and a capture file, and its result travels on a
-private pipe that the worker validates before forwarding it.
+Protocol (pool.ts is the other side). Each request on stdin is a 24-byte header of six
+little-endian uint32: kind (`t` trace, `x` exec, `s` CPU statistics, as a character code),
+wall-clock limit in ms, event cap (0: the configured one), and the UTF-8 byte lengths of the id,
+the code and the entry call, which follow as raw bytes. The answer on stdout is what the child
+wrote there, one JSON result line, followed by the worker's trailer line: `\n\x1e{}\n` when the
+child exited normally after writing its result, or `\n\x1e{"status", "limit", "error"}\n` when it
+did not (killed, crashed, timed out), in which case the pool builds the record from its own copy
+of the request and ignores any partial line.
 
-The per-program path is kept lean (one fork, a few syscalls, no exec) because the program
-generator traces tens of thousands of programs. What the child does, in order: own process
-group, fds, rlimits, private working directory, seeded random, audit guards, then the run.
+Why the worker never decodes the request nor reads the result: after every fork, each page the
+worker writes costs a copy-on-write fault (the kernel write-protects all of them for the child),
+and in a VM a fault costs microseconds, so the per-program path of the worker touches as little
+memory as it can: the payload goes into a buffer allocated once, the child decodes it and writes
+its result to the worker's stdout itself (the worker waits for the child to exit, in order, so the
+stream stays in sequence), and the worker only waits, kills and writes the trailer. The session
+(class Session) goes further and skips the fork for the programs that cannot tell the difference.
 
 Limits and how each ends (status / limit):
   step cap          tracer writes the partial record and os._exit()s   never / steps
-  soft deadline     tracer (checked every 64 events), partial record   never / timeout
+  soft deadline     tracer (checked every 16 events), partial record   never / timeout
   wall clock        the worker SIGKILLs the child's process group     never / timeout (no events)
   CPU rlimit        kernel SIGXCPU/SIGKILL                             never / cpu
   address space     MemoryError in the program                         error / memory
+  result too large  the child writes an error record instead           error / output
   os._exit()        patched: partial record, then the real exit        error / exit
   blocked operation SandboxViolation (PermissionError) in the program  error / sandbox
   killed by signal  e.g. SIGSEGV from C-stack overflow                 error / crash
 """
 
 import gc
-import io
 import json
 import os
 import select
@@ -35,12 +43,16 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guards  # noqa: E402
 import tracer  # noqa: E402
-from sandbox_child import PYTHON, Capture, Child, write_all  # noqa: E402
+from sandbox_child import (CALL_LEN, CHLD, CODE_LEN, HEADER_BYTES, ID_LEN, KIND,  # noqa: E402
+                           KIND_STATS, KIND_TRACE, TIMEOUT_MS, Runner, SeedOnImport, prepare_worker,
+                           write_all)
 
 _dumps = json.dumps
 _loads = json.loads
 _real_exit = os._exit
 _monotonic = time.monotonic
+
+OK_TRAILER = b"\n\x1e{}\n"
 
 
 class Worker:
@@ -55,194 +67,256 @@ class Worker:
         # receives whatever the program writes to fds 1 and 2 directly; it is emptied after use.
         self.devnull = os.open(os.devnull, os.O_RDONLY)
         self.outfd = os.open(self.fdout, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
-        self.has_pidfd = hasattr(os, "pidfd_open")
+        # The child writes its result here (the pool's pipe) after pointing fds 1/2 at fdout.
+        self.resultfd = os.dup(1)
         self.current = 0  # pid of the running child
+        self.session = None  # the shared child, see Session
+        self.shared = 0  # programs answered by a session
+        self.forked = 0  # programs run in a fork of their own
         # Per-child state built once: every child starts from a copy of it (fork).
         self.blocked = []
         self.hook = guards.make_hook(self.workdir, self.blocked)
-        self.stdout = Capture(cfg["output_cap"])
-        self.stderr = Capture(cfg["output_cap"])
-        self.stdin = io.StringIO("")
+        self.header = bytearray(HEADER_BYTES)
+        self.fields = memoryview(self.header).cast("I")
+        self.payload = bytearray(1 << 16)  # grows for larger programs
+        prepare_worker(cfg)
+        if "random" in sys.modules:  # pragma: no cover - guards the import list of this file
+            raise RuntimeError("the sandbox worker must not import random (see SeedOnImport)")
+        sys.meta_path.insert(0, SeedOnImport(cfg["seed"]))
+        self.runner = Runner(self)
 
     # ---- worker side -------------------------------------------------------------------------
 
     def warm_up(self):
         """Runs the tracer and the encoder a few times before the first fork, so the lazily
         built state (interned names, caches) already exists in the worker and each child
-        touches fewer shared pages (every first write to one is a copy-on-write fault, the
-        main per-program cost)."""
+        touches fewer shared pages."""
         code = ("def g(n):\n    yield from range(n)\n\ndef f(xs, k=2):\n    out = {}\n"
                 "    for i, x in enumerate(xs):\n        try:\n            out[x] = [y * k for y in g(i)]\n"
                 "        except Exception as e:\n            out[x] = repr(e)\n    return sorted(out.items())")
         for _ in range(3):
-            rec = tracer.trace_program(code, "f(['a', 'b', 'c'])")
-            _dumps(rec)
-        _loads(_dumps({"id": "warm", "kind": "trace", "code": code}))
+            _dumps(tracer.trace_program(code, "f(['a', 'b', 'c'])"))
 
     def serve(self):
-        stdin = sys.stdin.buffer
         self.warm_up()
         gc.collect()
         gc.freeze()  # keep the worker's objects out of the children's GC (fewer copy-on-write faults)
+        stdin = sys.stdin.buffer  # readinto fills the whole buffer unless the input ends
+        header = self.header
         while True:
-            line = stdin.readline()
-            if not line:
+            if stdin.readinto(header) < HEADER_BYTES:
                 return
-            if not line.strip():
+            fields = self.fields
+            size = fields[ID_LEN] + fields[CODE_LEN] + fields[CALL_LEN]
+            if size > len(self.payload):
+                self.payload = bytearray(size)
+            if stdin.readinto(memoryview(self.payload)[:size]) < size:
+                return
+            if fields[KIND] == KIND_STATS:  # CPU used so far by the worker and its children
+                self.end_session()  # a child's CPU time is counted once it has been reaped
+                t = os.times()
+                write_all(1, (_dumps({"status": "normal", "user": t.user, "system": t.system,
+                                      "children_user": t.children_user,
+                                      "children_system": t.children_system,
+                                      "shared": self.shared, "forked": self.forked}) + "\n").encode())
+                os.write(1, OK_TRAILER)
                 continue
             try:
-                req = _loads(line)
-                if req.get("kind") == "stats":  # CPU used so far by the worker and its children
-                    t = os.times()
-                    out = (_dumps({"id": req.get("id"), "status": "normal", "user": t.user,
-                                   "system": t.system, "children_user": t.children_user,
-                                   "children_system": t.children_system}) + "\n").encode()
-                    write_all(1, out)
-                    continue
-                out = self.run_one(req)
+                timeout = fields[TIMEOUT_MS] / 1000.0
+                trailer = None
+                if fields[KIND] == KIND_TRACE and self.cfg["session_programs"] > 0:
+                    trailer = self.run_shared(timeout, size)
+                if trailer is None:
+                    trailer = self.run_one(timeout)
             except Exception as e:  # a bug here must not kill the worker or desync the protocol
-                out = self.failure({"id": None}, "error", "crash", "sandbox worker error: %r" % (e,))
-            write_all(1, out)
+                trailer = failure_trailer("error", "crash", "sandbox worker error: %r" % (e,))
+            os.write(1, trailer)  # a few bytes: one write, atomic on a pipe
 
-    def run_one(self, req):
-        timeout = float(req.get("timeout_s", self.cfg["timeout_s"]))
+    def run_one(self, timeout):
+        """Runs the request in a fresh fork of the worker."""
+        self.forked += 1
         self.clean_workdir()
-        r, w = os.pipe()
         try:
             pid = os.fork()
         except OSError as e:
-            os.close(r)
-            os.close(w)
-            return self.failure(req, "error", "sandbox", "cannot fork: %s" % e)
-        self.current = pid
+            return failure_trailer("error", "sandbox", "cannot fork: %s" % e)
         if pid == 0:  # child
-            child = None
             try:
-                os.close(r)
-                child = Child(self, req, w, timeout)
-                child.run()
+                if self.session is not None:  # the program must not reach the session's pipes
+                    self.session.close_fds()
+                self.runner.run()
             except BaseException as e:  # e.g. raised by the program's own signal handler
-                if child is not None:
-                    child.escaped(e)
+                self.runner.escaped(e)
             finally:
                 _real_exit(70)
-        os.close(w)
+        self.current = pid
         try:
             os.setpgid(pid, pid)
         except OSError:
             pass  # the child already did it, or already exited
         try:
-            return self.collect(req, pid, r, timeout)
+            status = self.wait(pid, timeout + self.cfg["kill_grace_s"])
         finally:
             self.current = 0
-            if os.fstat(self.outfd).st_size:
+            if os.lseek(self.outfd, 0, os.SEEK_END):
                 os.ftruncate(self.outfd, 0)
+        return exit_trailer(status, timeout)
 
-    def collect(self, req, pid, r, timeout):
-        """Reads the child's result until EOF and exit, or kills it at the wall-clock limit."""
-        hard = _monotonic() + timeout + self.cfg["kill_grace_s"]
-        max_bytes = self.cfg["max_result_mb"] << 20
-        chunks = []
-        size = 0
-        killed = None
-        status = None
-        poller = select.poll()
-        poller.register(r, select.POLLIN)
-        pidfd = None
-        if self.has_pidfd:
+    def run_shared(self, timeout, size):
+        """Runs the request in the shared session child; None when the program does not qualify
+        (purity.shareable) or the session cannot take it, and it is to run in a fresh fork."""
+        session = self.session
+        if session is None:
             try:
-                pidfd = os.pidfd_open(pid)
-                poller.register(pidfd, select.POLLIN)
-            except OSError:
-                pidfd = None
-        eof = False
-        while status is None:
-            remaining = hard - _monotonic()
-            if remaining <= 0:
-                killed = "timeout"
+                session = self.session = Session(self)
+            except OSError:  # cannot fork now: the fresh-fork path reports it
+                return None
+        try:
+            os.write(session.reqfd, self.header)
+            write_all(session.reqfd, memoryview(self.payload)[:size])
+        except OSError:  # the session died between programs
+            self.end_session()
+            return None
+        reply = session.reply(timeout + self.cfg["kill_grace_s"])
+        if reply == b"P":
+            self.shared += 1
+            session.programs += 1
+            if session.programs >= self.cfg["session_programs"]:
+                self.end_session()  # a fresh one now and then: no slow drift of its heap
+            return OK_TRAILER
+        if reply == b"I":
+            return None
+        if reply == b"R":  # its CPU budget is nearly spent: a new session takes the next ones
+            self.end_session()
+            return None
+        self.shared += 1
+        if reply is None:  # out of time
+            kill_group(session.pid)
+            self.end_session()
+            return exit_trailer(None, timeout)
+        # It exited: a limit ends a session after its result line, or it crashed.
+        return exit_trailer(self.end_session(), timeout)
+
+    def end_session(self):
+        """Stops the shared child (closing its request pipe ends it) and reaps it; its exit
+        status, or None when it had to be killed."""
+        session, self.session = self.session, None
+        if session is None:
+            return None
+        session.close_fds()
+        return self.wait(session.pid, self.cfg["kill_grace_s"])
+
+    def wait(self, pid, limit):
+        """The child's exit status, or None when it ran past `limit` seconds and was killed.
+        Either way its whole process group is gone afterwards. SIGCHLD is blocked in the worker
+        (see sandbox_child.prepare_worker) so that it can be waited for with a timeout."""
+        deadline = _monotonic() + limit
+        status = None
+        while True:
+            got, st = os.waitpid(pid, os.WNOHANG)
+            if got == pid:
+                status = st
                 break
-            if eof and pidfd is None:
-                # No pidfd (old kernel): the result is in; wait for the exit by polling.
-                got, st = os.waitpid(pid, os.WNOHANG)
-                if got == pid:
-                    status = st
-                    break
-                time.sleep(0.001)
-                continue
-            for fd, _ in poller.poll(remaining * 1000):
-                if fd == r:
-                    data = os.read(r, 1 << 20)
-                    if not data:
-                        eof = True
-                        poller.unregister(r)
-                    else:
-                        chunks.append(data)
-                        size += len(data)
-                        if size > max_bytes:
-                            killed = "output"
-                elif fd == pidfd and eof:
-                    status = os.waitpid(pid, 0)[1]
-                elif fd == pidfd:
-                    # Exited but the pipe is not at EOF yet: drain what is buffered.
-                    poller.unregister(pidfd)
-                    pidfd_done = pidfd
-                    pidfd = None
-                    os.close(pidfd_done)
-            if killed:
+            left = deadline - _monotonic()
+            if left <= 0:
                 break
+            # A SIGCHLD raised before this call is still pending, so no exit is missed; one
+            # from an earlier child only costs another turn of the loop.
+            signal.sigtimedwait(CHLD, left)
         kill_group(pid)  # also reaches anything the child left in its process group
-        os.close(r)
-        if pidfd is not None:
-            os.close(pidfd)
         if status is None:
-            status = os.waitpid(pid, 0)[1]
-        return self.finish(req, killed, b"".join(chunks), status)
-
-    def finish(self, req, killed, data, status):
-        if killed == "timeout":
-            limit_s = float(req.get("timeout_s", self.cfg["timeout_s"]))
-            return self.failure(req, "never", "timeout",
-                                "wall-clock limit of %gs exceeded (killed)" % limit_s)
-        if killed == "output":
-            return self.failure(req, "error", "output",
-                                "result larger than %d MiB" % self.cfg["max_result_mb"])
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            name = signal_name(sig)
-            if sig == signal.SIGXCPU or (sig == signal.SIGKILL and not data):
-                # SIGKILL at the hard CPU rlimit (the worker itself did not kill this child)
-                return self.failure(req, "never", "cpu", "CPU time limit exceeded (%s)" % name)
-            return self.failure(req, "error", "crash", "killed by %s" % name)
-        if data.endswith(b"\n") and data.count(b"\n") == 1:
-            return data
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
-        return self.failure(req, "error", "exit",
-                            "the process exited with code %d without a result" % code)
-
-    def failure(self, req, status, limit, message):
-        rec = {"id": req.get("id")}
-        if req.get("kind", "trace") == "trace":
-            rec.update(code=req.get("code"), entry_call=req.get("entry_call"), python=PYTHON)
-        rec.update(status=status, error=message, limit=limit, isolation=self.isolation)
-        if req.get("kind", "trace") == "trace":
-            rec["events"] = []
-        return (_dumps(rec) + "\n").encode()
+            os.waitpid(pid, 0)
+        return status
 
     def clean_workdir(self):
         try:
-            names = os.listdir(self.workdir)
+            os.rmdir(self.workdir)  # fails unless empty: no listing on the usual path
         except FileNotFoundError:
-            os.makedirs(self.workdir, exist_ok=True)
-            return
-        if not names:
-            return
-        # The program left files: remove them (shutil is not imported: fork cost).
-        remove_tree(self.workdir)
-        os.makedirs(self.workdir, exist_ok=True)
+            pass
+        except OSError:
+            # The program left files: remove them (shutil is not imported: fork cost).
+            remove_tree(self.workdir)
+        try:
+            os.mkdir(self.workdir, 0o700)
+        except FileExistsError:  # remove_tree could not remove it; the next program says so
+            pass
+
+
+def failure_trailer(status, limit, message):
+    return b"\n\x1e" + (_dumps({"status": status, "limit": limit, "error": message}) + "\n").encode()
+
+
+def exit_trailer(status, timeout):
+    """The trailer for a child's exit status (None: killed at the wall-clock limit)."""
+    if status is None:
+        return failure_trailer("never", "timeout", "wall-clock limit of %gs exceeded (killed)" % timeout)
+    if status == 0:
+        return OK_TRAILER
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal_name(sig)
+        if sig == signal.SIGXCPU or sig == signal.SIGKILL:
+            # SIGKILL at the hard CPU rlimit (the worker itself did not kill this child)
+            return failure_trailer("never", "cpu", "CPU time limit exceeded (%s)" % name)
+        return failure_trailer("error", "crash", "killed by %s" % name)
+    return failure_trailer("error", "exit", "the process exited with code %d without a result"
+                           % os.WEXITSTATUS(status))
+
+
+class Session:
+    """The worker's shared child: a fork that runs program after program, as long as each one
+    qualifies (purity.shareable) and ends without hitting a limit (Runner.serve_session).
+
+    Forking costs a child some hundreds of copy-on-write page faults, more than tracing a typical
+    program takes; a program that can neither leave state behind nor observe addresses gives the
+    same trace in a process that has run others, so those share this one. The rest, and every
+    `exec` request, get a fresh fork as before."""
+
+    def __init__(self, worker):
+        req_r, self.reqfd = os.pipe()
+        self.replyfd, reply_w = os.pipe()
+        worker.clean_workdir()
+        self.pid = os.fork()
+        if self.pid == 0:
+            runner = worker.runner
+            try:
+                os.close(self.reqfd)
+                os.close(self.replyfd)
+                runner.serve_session(req_r, reply_w)
+            except BaseException as e:
+                runner.escaped(e)
+            finally:
+                _real_exit(70)
+        os.close(req_r)
+        os.close(reply_w)
+        try:
+            os.setpgid(self.pid, self.pid)
+        except OSError:
+            pass
+        self.programs = 0
+        self.poller = select.poll()
+        self.poller.register(self.replyfd, select.POLLIN)
+
+    def reply(self, limit):
+        """b"P", b"I", b"" (the child exited) or None (no answer within `limit` seconds)."""
+        if not self.poller.poll(limit * 1000):
+            return None
+        return os.read(self.replyfd, 1)
+
+    def close_fds(self):
+        os.close(self.reqfd)
+        os.close(self.replyfd)
 
 
 def remove_tree(top):
-    """rm -rf that also restores permissions the program may have taken away."""
+    """rm -rf that also restores permissions the program may have taken away, and never follows
+    a symbolic link: a program may have replaced its working directory with one to anywhere."""
+    if os.path.islink(top):
+        try:
+            os.unlink(top)
+        except OSError:
+            pass
+        return
     try:
         os.chmod(top, 0o700)
     except OSError:
@@ -309,6 +383,8 @@ def main():
         "output_cap": 65536,
         "max_result_mb": 256,
         "seed": 0,
+        "session_programs": 1000,
+        "session_cpu_s": 60,
     }
     cfg.update(_loads(sys.argv[1]))
     import builtins
@@ -316,13 +392,19 @@ def main():
     for name in ("exit", "quit"):
         if not hasattr(builtins, name):
             setattr(builtins, name, _Quitter(name))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the CLI, which closes our stdin
+    if sys.byteorder != "little":  # pragma: no cover - the header is read in native order
+        raise SystemExit("ndbg sandbox: a little-endian machine is required")
     worker = Worker(cfg)
+    worker_pid = os.getpid()
 
     def terminate(_sig, _frame):
+        if os.getpid() != worker_pid:  # inherited by a child: behave like the default action
+            _real_exit(128 + signal.SIGTERM)
         # The parent gives up on us: take the running program's process group along.
         if worker.current:
             kill_group(worker.current)
+        if worker.session is not None:
+            kill_group(worker.session.pid)
         remove_tree(worker.base)
         _real_exit(0)
 

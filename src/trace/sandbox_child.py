@@ -1,26 +1,57 @@
-"""The forked child of the sandbox worker (sandbox.py): sets the limits, runs one program
-(traced, or plain `exec`), and writes exactly one result line on its private pipe.
+"""The forked child's side of the sandbox worker (sandbox.py): reads its request from the
+worker's buffer, sets the per-program limits, runs one program (traced, or plain `exec`), and
+writes exactly one result line to the pool's pipe.
 
-Everything here runs after fork, in the process that also runs user code; the worker never
-calls into it except `Child(...).run()` right after fork.
+The `Runner` is built once in the worker, before the first fork, so every child starts with it
+(and everything it needs) already in place: each page a child writes costs a copy-on-write fault,
+so the per-program path sets as little state as it can. What does not depend on the program is
+done once in the worker (`prepare_worker`): signal dispositions, the constant rlimits.
 """
 
 import io
 import json
+import json.encoder
 import os
-import random
 import resource
 import signal
 import sys
 import time
 
+import purity
 import tracer
 
 _dumps = json.dumps
+
+
+def _not_serializable(o):
+    raise TypeError("Object of type %s is not JSON serializable" % type(o).__name__)
+
+
+# json.dumps's own C encoder, made once: json.dumps builds one per call through two Python
+# layers, and every page those touch is a copy-on-write fault in a forked child. Same bytes.
+_c_encoder = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
+    {}, _not_serializable, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
+
+
+def encode_line(obj):
+    """json.dumps(obj) + "\n" as bytes."""
+    if _c_encoder is None:  # pragma: no cover - CPython always has the accelerator
+        return (_dumps(obj) + "\n").encode()
+    return ("".join(_c_encoder(obj, 0)) + "\n").encode()
 _real_exit = os._exit  # captured before the child patches os._exit
 _monotonic = time.monotonic
 
 PYTHON = tracer.python_version()
+
+# The request header (see sandbox.py): six little-endian uint32 fields, read in place through
+# a memoryview (no parsing, no allocation in the worker).
+HEADER_FIELDS = ("kind", "timeout_ms", "max_events", "id_len", "code_len", "call_len")
+HEADER_BYTES = 4 * len(HEADER_FIELDS)
+KIND, TIMEOUT_MS, MAX_EVENTS, ID_LEN, CODE_LEN, CALL_LEN = range(len(HEADER_FIELDS))
+KIND_TRACE = 0x74  # "t"
+KIND_EXEC = 0x78  # "x"
+KIND_STATS = 0x73  # "s"
+CHLD = (signal.SIGCHLD,)
 
 
 class Capture(io.StringIO):
@@ -41,43 +72,153 @@ class Capture(io.StringIO):
         return len(s)
 
 
-class Child:
-    """Runs in the forked child: sets the limits, runs the program, writes one result line."""
+def prepare_worker(cfg):
+    """Process state every child inherits, set once in the worker instead of per program.
 
-    def __init__(self, worker, req, wfd, timeout):
+    - SIGINT ignored: Ctrl-C goes to the CLI, which closes the worker's stdin; a program gets
+      its own process group anyway, so the terminal never signals it.
+    - SIGXFSZ ignored: a write past the file-size limit fails (EFBIG) instead of killing.
+    - SIGALRM: the child's soft deadline (armed only in the child, see Runner.run).
+    - SIGCHLD blocked, so that the worker can wait for a child with a timeout (sigtimedwait);
+      each child unblocks it.
+    - the file-size, core and address-space rlimits (the worker stays far below them)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.pthread_sigmask(signal.SIG_BLOCK, CHLD)
+    limits = [
+        (resource.RLIMIT_FSIZE, (cfg["fsize_mb"] << 20,) * 2),
+        (resource.RLIMIT_CORE, (0, 0)),
+    ]
+    if cfg["memory_mb"] > 0:
+        limits.append((resource.RLIMIT_AS, (cfg["memory_mb"] << 20,) * 2))
+    for which, value in limits:
+        set_rlimit(which, value)
+
+
+def set_rlimit(which, value):
+    try:
+        resource.setrlimit(which, value)
+    except (ValueError, OSError):
+        pass
+
+
+def _on_alarm(_sig, _frame):
+    if Runner.current is not None:
+        Runner.current.on_alarm()
+
+
+class Runner:
+    """Runs in a forked child: sets the limits, runs programs, writes one result line each.
+
+    A child runs either one program (`run`, then it exits) or, as the worker's shared session,
+    a series of programs that purity.shareable admits (`serve_session`)."""
+
+    current = None  # the Runner of this child, for the SIGALRM handler
+
+    def __init__(self, worker):
         self.w = worker
         self.cfg = worker.cfg
-        self.req = req
-        self.wfd = wfd
-        self.timeout = timeout
         self.blocked = worker.blocked
+        self.stdout = Capture(self.cfg["output_cap"])
+        self.stderr = Capture(self.cfg["output_cap"])
+        self.stdin = io.StringIO("")
+        self.all_signals = signal.valid_signals()  # slow to build (~80 us): once, not per child
+        self.session = False
+        self.id = None
+        self.code = None
+        self.entry_call = None
+        self.kind = KIND_TRACE
+        self.timeout = 0.0
+        self.max_events = 0
         self.recorder = None
         self.record = None
-        self.stdout = None
-        self.stderr = None
+
+    def read_request(self):
+        h = self.w.fields
+        view = memoryview(self.w.payload)
+        a = h[ID_LEN]
+        b = a + h[CODE_LEN]
+        self.id = str(view[:a], "utf-8")
+        self.code = str(view[a:b], "utf-8")
+        self.entry_call = str(view[b : b + h[CALL_LEN]], "utf-8")
+        self.kind = h[KIND]
+        self.timeout = h[TIMEOUT_MS] / 1000.0
+        self.max_events = h[MAX_EVENTS] or self.cfg["max_events"]
 
     def run(self):
+        """One program in a fresh fork; never returns."""
         start = _monotonic()
+        self.read_request()
+        self.enter_child(int(self.timeout) + 1)
+        self.start_program()
+        if self.kind == KIND_EXEC:
+            self.run_exec()
+        else:
+            self.run_trace(start)
+
+    def serve_session(self, reqfd, replyfd):
+        """Runs the requests the worker writes to `reqfd` until it closes it, answering each on
+        `replyfd`: b"P" when the result line has been written, b"I" when the program does not
+        qualify for a shared process (nothing ran; the worker forks it a fresh child), b"R" when
+        too little of the session's CPU budget is left to grant the program its full time limit
+        (nothing ran; the session ends). A limit (steps, time, memory) ends the session after
+        the result is written."""
+        self.session = True
+        budget = self.cfg["session_cpu_s"]
+        self.enter_child(budget)
+        w = self.w
+        header = memoryview(w.header)
+        while True:
+            if not read_into(reqfd, header):
+                _real_exit(0)
+            size = w.fields[ID_LEN] + w.fields[CODE_LEN] + w.fields[CALL_LEN]
+            if size > len(w.payload):
+                w.payload = bytearray(size)
+            if not read_into(reqfd, memoryview(w.payload)[:size]):
+                _real_exit(0)
+            start = _monotonic()
+            self.read_request()
+            t = os.times()
+            if t.user + t.system + self.timeout + 1 > budget:
+                os.write(replyfd, b"R")
+                _real_exit(0)
+            try:
+                compiled = tracer.compile_program(self.code, self.entry_call)
+            except SyntaxError:
+                compiled = None  # traced as an error record: nothing of it runs
+            except BaseException:  # e.g. RecursionError on deeply nested source
+                os.write(replyfd, b"I")
+                continue
+            if compiled is not None and not purity.shareable(compiled):
+                os.write(replyfd, b"I")
+                continue
+            self.start_program()
+            self.run_trace(start, compiled)
+            os.write(replyfd, b"P")
+
+    def enter_child(self, cpu_s):
+        """Process setup of a child, once per fork; `cpu_s`: its CPU-time limit in seconds
+        (set here, before the audit hook that refuses rlimit changes)."""
+        Runner.current = self
         try:
             os.setpgid(0, 0)
         except OSError:
             pass
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big write fails (EFBIG) instead of killing
-        os.dup2(self.w.devnull, 0)
-        os.dup2(self.w.outfd, 1)
-        os.dup2(self.w.outfd, 2)
-        os.close(self.w.devnull)
-        os.close(self.w.outfd)
-        os.chdir(self.w.workdir)
-        self.set_rlimits()
-        self.stdout = sys.stdout = self.w.stdout
-        self.stderr = sys.stderr = self.w.stderr
-        sys.stdin = self.w.stdin
-        sys.addaudithook(self.w.hook)
-        # In the child: `random` reseeds itself from the OS after every fork (register_at_fork).
-        random.seed(self.cfg["seed"])
+        w = self.w
+        os.dup2(w.devnull, 0)
+        os.dup2(w.outfd, 1)
+        os.dup2(w.outfd, 2)
+        os.close(w.devnull)
+        os.close(w.outfd)
+        os.chdir(w.workdir)
+        set_rlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+        # Counts all processes of the user, so any small value refuses new ones; ignored by the
+        # kernel for root (the audit guard refuses fork there).
+        set_rlimit(resource.RLIMIT_NPROC, (0, 0))
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, CHLD)
+        sys.stdin = self.stdin
+        sys.addaudithook(w.hook)
         os._exit = self.exit_hook
         try:
             import posix
@@ -85,52 +226,32 @@ class Child:
             posix._exit = self.exit_hook
         except ImportError:
             pass
+
+    def start_program(self):
+        """Per-program state: output captures, the soft deadline."""
+        sys.stdout = self.stdout
+        sys.stderr = self.stderr
         # Soft wall-clock limit for code that emits no trace events (`while True: pass` on one
         # line, time.sleep): the handler writes the partial record. A program that replaces the
         # handler still meets the worker's SIGKILL.
-        signal.signal(signal.SIGALRM, self.on_alarm)
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
-        if self.req.get("kind", "trace") == "exec":
-            self.run_exec()
-        else:
-            self.run_trace(start)
 
-    def set_rlimits(self):
-        cfg = self.cfg
-        cpu = int(self.timeout) + 1
-        limits = [
-            (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-            (resource.RLIMIT_FSIZE, (cfg["fsize_mb"] << 20,) * 2),
-            (resource.RLIMIT_CORE, (0, 0)),
-            # Counts all processes of the user, so any small value refuses new ones; ignored by
-            # the kernel for root (the audit guard refuses fork there).
-            (resource.RLIMIT_NPROC, (0, 0)),
-        ]
-        if cfg["memory_mb"] > 0:
-            limits.append((resource.RLIMIT_AS, (cfg["memory_mb"] << 20,) * 2))
-        for which, value in limits:
-            try:
-                resource.setrlimit(which, value)
-            except (ValueError, OSError):
-                pass
-
-    def run_trace(self, start):
-        req = self.req
-        max_events = int(req.get("max_events", self.cfg["max_events"]))
+    def run_trace(self, start, compiled=None):
         self.recorder = tracer.Recorder(
-            max_events=max_events,
+            max_events=self.max_events,
             repr_cap=self.cfg["repr_cap"],
             on_limit=self.on_limit,
             deadline=start + self.timeout,
         )
-        rec = tracer.trace_program(req["code"], req["entry_call"], recorder=self.recorder)
+        rec = tracer.trace_program(self.code, self.entry_call, recorder=self.recorder,
+                                   compiled=compiled)
         self.finish(rec)
 
     def run_exec(self):
         rec = {"status": "normal"}
         self.record = rec
         try:
-            compiled = compile(self.req["code"], "<ndbg-exec>", "exec")
+            compiled = compile(self.code, "<ndbg-exec>", "exec")
             exec(compiled, {"__name__": "__main__"})
         except BaseException as e:
             rec["status"] = "error"
@@ -144,7 +265,7 @@ class Child:
         rec["error"] = tracer.limit_message(reason, recorder.max_events)
         self.finish(rec)
 
-    def on_alarm(self, _sig, _frame):
+    def on_alarm(self):
         sys.settrace(None)
         if self.recorder is not None:
             self.recorder.limit_hit = True
@@ -162,9 +283,8 @@ class Child:
             rec = self.recorder.record
         else:
             rec = self.record if self.record is not None else {}
-            if self.req.get("kind", "trace") == "trace":
-                rec.update(code=self.req.get("code"), entry_call=self.req.get("entry_call"),
-                           python=PYTHON, events=[])
+            if self.kind == KIND_TRACE:
+                rec.update(code=self.code, entry_call=self.entry_call, python=PYTHON, events=[])
         rec["status"] = "error"
         rec["limit"] = "crash"
         rec["error"] = "%s escaped the traced call (raised from a signal handler?)" % type(exc).__name__
@@ -183,13 +303,17 @@ class Child:
         self.finish(rec)
 
     def finish(self, rec):
-        """Writes the result line and exits; signals are blocked so no handler can interrupt."""
+        """Writes the result line, then exits, or in a session returns to take the next program
+        unless a limit was hit. Signals are blocked meanwhile so no handler can interrupt."""
+        if self.session:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         try:
-            signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, self.all_signals)
         except (OSError, ValueError):
-            pass
+            mask = None
+        retire = True
         try:
-            out = {"id": self.req.get("id")}
+            out = {"id": self.id}
             out.update(rec)
             err = out.get("error") or ""
             if out["status"] == "error" and "limit" not in out:
@@ -203,35 +327,100 @@ class Child:
             self.add_output(out)
             if self.blocked:
                 out["blocked"] = list(self.blocked)
-            data = (_dumps(out) + "\n").encode()
+            data = encode_line(out)
+            if len(data) > self.cfg["max_result_mb"] << 20:
+                data = self.failure_line("result larger than %d MiB" % self.cfg["max_result_mb"])
+            else:
+                retire = "limit" in out
         except BaseException as e:  # e.g. MemoryError while serializing a huge record
-            out = {"id": self.req.get("id"), "status": "error", "limit": "output",
-                   "error": "cannot serialize the result: %s" % type(e).__name__,
-                   "isolation": self.w.isolation}
-            if self.req.get("kind", "trace") == "trace":
-                out.update(code=self.req.get("code"), entry_call=self.req.get("entry_call"),
-                           python=PYTHON, events=[])
-            data = (_dumps(out) + "\n").encode()
-        write_all(self.wfd, data)
-        _real_exit(0)
+            data = self.failure_line("cannot serialize the result: %s" % type(e).__name__)
+        write_all(self.w.resultfd, data)
+        if retire or not self.session:
+            _real_exit(0)
+        self.next_program(mask)
+
+    def next_program(self, mask):
+        """Session: fresh per-program state, signals as before."""
+        cap = self.cfg["output_cap"]
+        self.stdout = Capture(cap)
+        self.stderr = Capture(cap)
+        del self.blocked[:]
+        self.recorder = None
+        self.record = None
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    def failure_line(self, message):
+        out = {"id": self.id, "status": "error", "limit": "output", "error": message,
+               "isolation": self.w.isolation}
+        if self.kind == KIND_TRACE:
+            out.update(code=self.code, entry_call=self.entry_call, python=PYTHON, events=[])
+        return encode_line(out)
 
     def add_output(self, out):
         cap = self.cfg["output_cap"]
         raw = b""
         try:
-            if os.fstat(1).st_size > 0:
+            if os.lseek(1, 0, os.SEEK_END) > 0:
                 raw = os.pread(1, cap, 0)
+                if self.session:
+                    os.ftruncate(1, 0)
         except OSError:
             pass
         for name, stream, extra in (("stdout", self.stdout, raw), ("stderr", self.stderr, b"")):
-            if stream is None:
-                continue
             text = stream.getvalue() + extra.decode("utf-8", "replace")
             total = stream.total + len(extra)
             if text:
                 out[name] = text[:cap]
             if total > cap:
                 out[name + "_truncated"] = total - cap
+
+
+class SeedOnImport:
+    """A meta-path finder that seeds `random` with the sandbox seed when a program imports it.
+
+    The worker does not import `random` itself: the module reseeds from the OS in every forked
+    child (os.register_at_fork), which costs each child dozens of page faults even when the
+    program never uses it. Programs that do get a module seeded exactly as `random.seed(SEED)`
+    right after import, the same every run."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "random":
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _SeedingLoader(spec.loader, self.seed)
+        return spec
+
+
+class _SeedingLoader:
+    def __init__(self, loader, seed):
+        self.loader = loader
+        self.seed = seed
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        module.seed(self.seed)
+
+
+def read_into(fd, view):
+    """Fills `view` from fd; False at end of input."""
+    got = 0
+    size = len(view)
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            return False
+        got += n
+    return True
 
 
 def write_all(fd, data):

@@ -230,12 +230,18 @@ def limit_message(reason, max_events):
     return "step limit of %d events reached" % max_events
 
 
+def compile_program(code, entry_call):
+    """The code object of the CONTEXT (raises SyntaxError like compile)."""
+    return compile(build_context(code, entry_call), FILENAME, "exec")
+
+
 def trace_program(code, entry_call, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFAULT_REPR_CAP,
-                  on_limit=None, namespace=None, deadline=None, recorder=None):
+                  on_limit=None, namespace=None, deadline=None, recorder=None, compiled=None):
     """Runs CODE's entry call under the tracer and returns the trace record (without id).
 
     `recorder` may be passed in (the sandbox keeps a handle on it for os._exit and passes its own
-    settrace); otherwise one is made from max_events/repr_cap/on_limit/deadline.
+    settrace); otherwise one is made from max_events/repr_cap/on_limit/deadline. `compiled` is
+    compile_program(code, entry_call) when the caller already has it.
     """
     context = build_context(code, entry_call)
     record = {
@@ -252,7 +258,8 @@ def trace_program(code, entry_call, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFA
     recorder.record = record
     record["events"] = recorder.events
     try:
-        compiled = compile(context, FILENAME, "exec")
+        if compiled is None:
+            compiled = compile(context, FILENAME, "exec")
     except SyntaxError as e:
         record["status"] = "error"
         record["error"] = "SyntaxError: %s (line %s)" % (e.msg, e.lineno)

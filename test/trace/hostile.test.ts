@@ -97,21 +97,33 @@ const cases: Record<string, Case> = {
   repr_sleeps: { code: 'import time\nclass A:\n    def __repr__(self):\n        time.sleep(60)\n        return "A"\ndef f():\n    a = A()\n    return 1', status: 'never', limit: 'timeout' },
   settrace_off: { code: 'import sys\ndef f():\n    sys.settrace(None)\n    return 1', status: 'error', limit: 'traceoff' },
   network: { code: 'import socket\ndef f():\n    socket.create_connection(("127.0.0.1", 9), timeout=1)', status: 'error', limit: 'sandbox' },
+  // Replaces its own working directory with a link to the victim: cleaning up after it must
+  // remove the link, not what it points to.
+  workdir_symlink: {
+    code: `import os\ndef f():\n    cwd = os.getcwd()\n    os.chdir("/")\n    os.rmdir(cwd)\n    os.symlink(${V}, cwd)\n    return 1`,
+    status: 'normal',
+  },
   syntax_error: { code: 'def f(:\n    pass', status: 'error', error: /^SyntaxError/ },
   reads_stdin: { code: 'def f():\n    return input()', status: 'error', error: /^EOFError/ },
 };
 
-const modes: Array<'guards' | 'bwrap'> = probeBwrap().ok ? ['guards', 'bwrap'] : ['guards'];
+// Each isolation mode with the shared child (default), and guards with a fresh fork for every
+// program too, so the programs the shared child takes are also run the other way.
+const modes: Array<['guards' | 'bwrap', string, number | undefined]> = [
+  ['guards', 'shared child', undefined],
+  ['guards', 'fork each', 0],
+  ...(probeBwrap().ok ? [['bwrap', 'shared child', undefined] as ['bwrap', string, undefined]] : []),
+];
 
 afterAll(() => fs.rmSync(victim, { recursive: true, force: true }));
 
-describe.each(modes)('hostile programs, isolation %s', (mode) => {
+describe.each(modes)('hostile programs, isolation %s, %s', (mode, _process, sessionPrograms) => {
   const before = snapshot(victim);
   let pool: SandboxPool;
   const results = new Map<string, TraceRecord>();
 
   beforeAll(async () => {
-    pool = new SandboxPool(2, { isolation: mode, timeoutS: 2, memoryMb: 256 });
+    pool = new SandboxPool(2, { isolation: mode, timeoutS: 2, memoryMb: 256, sessionPrograms });
     const recs = await Promise.all(
       Object.entries(cases).map(([id, c]) => traceProgram({ id, code: c.code, call: 'f()' }, { pool })),
     );

@@ -22,6 +22,8 @@ export const TraceConfigSchema = z
     output_cap: z.number().int().min(0).default(65536),
     seed: z.number().int().default(0),
     isolation: z.enum(['auto', 'bwrap', 'guards']).optional(),
+    /** Programs one shared child may run in a row (docs/trace.md#shared-process); 0 forks each. */
+    session_programs: z.number().int().min(0).default(1000),
   })
   .strict();
 
@@ -32,8 +34,10 @@ const HELP = `Trace Python programs with sys.settrace in a sandbox (docs/trace.m
   ndbg trace --program examples/count.py --call 'count("berry", "r")'
   ndbg trace --input programs.jsonl --out traces.jsonl --workers 2 [--shard 0/4]
 
-Each program runs in its own forked child with a wall-clock kill, CPU/memory/file-size/process
-rlimits, a private temp working directory and no stdin. Isolation: bubblewrap (read-only
+Each program runs in a forked child of a warm worker with a wall-clock kill, CPU/memory/file-size/
+process rlimits, a private temp working directory and no stdin: a fresh child, or for programs
+that can leave no state behind (no imports, classes or attribute writes; docs/trace.md) one
+shared child that runs them in turn, with identical traces (--fork-each: always a fresh one). Isolation: bubblewrap (read-only
 filesystem, no network, own pid namespace) when it works on this machine, else rlimits plus
 Python audit-hook guards; NDBG_SANDBOX=auto|bwrap|guards or --isolation chooses. The mode is
 printed and stored in every record ("isolation").`;
@@ -55,6 +59,7 @@ export const traceCommand: CommandModule = {
       .option('max-events', { type: 'number', describe: 'Event cap per program; status never beyond it (trace.max_events, default 10000)' })
       .option('memory-mb', { type: 'number', describe: 'Address-space limit per program in MiB (trace.memory_mb, default 1024)' })
       .option('isolation', { type: 'string', choices: ['auto', 'bwrap', 'guards'], describe: 'Sandbox isolation (default NDBG_SANDBOX or auto)' })
+      .option('fork-each', { type: 'boolean', default: false, describe: 'A fresh fork for every program, none shared (trace.session_programs=0)' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress bar' })
       .check((a) => {
         if (a.program && a.input) throw new Error('use either --program or --input, not both');
@@ -77,6 +82,7 @@ export const traceCommand: CommandModule = {
       outputCap: cfg.output_cap,
       seed: cfg.seed,
       isolation: (args.isolation as SandboxOptions['isolation']) ?? cfg.isolation,
+      sessionPrograms: args['fork-each'] ? 0 : cfg.session_programs,
     };
     if (args.program) await traceOne(args, sandbox);
     else await traceMany(args, sandbox);

@@ -1,0 +1,182 @@
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { defaultProgramsConfig, generateProgram } from '../../src/programs/index';
+import { CallRecord, SandboxPool, traceBatch } from '../../src/trace/index';
+import type { TraceRecord } from '../../src/trace/types';
+import { assetPath } from '../../src/util/paths';
+import { FIXTURES } from './helpers';
+
+/**
+ * The shared child (docs/trace.md, "Shared process"): programs that purity.shareable admits run
+ * one after another in one fork; their records must be byte-identical to a fresh fork's.
+ */
+async function collect(pool: SandboxPool, progs: CallRecord[]): Promise<TraceRecord[]> {
+  const out: TraceRecord[] = [];
+  for await (const r of traceBatch(progs, { pool })) out.push(r);
+  return out;
+}
+
+const fixtures: CallRecord[] = fs
+  .readFileSync(path.join(FIXTURES, 'programs.jsonl'), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l) as { id: string; code: string; input: string })
+  .map((p) => ({ id: p.id, code: p.code, call: `f(${p.input})` }));
+
+const generated: CallRecord[] = Array.from({ length: 60 }, (_, i) => generateProgram(7, i, defaultProgramsConfig().generator)).flatMap((g) =>
+  g.inputs.slice(0, 2).map((input, k) => ({ id: `${g.id}-${k}`, code: g.code, call: `f(${input})` })),
+);
+
+describe('purity.shareable', () => {
+  const cases: Array<[string, boolean]> = [
+    ['def f(xs):\n    return sorted(xs, key=lambda x: -x)', true],
+    ['def f(n):\n    g = (i * i for i in range(n))\n    return [x for x in g if x % 2]', true],
+    ['N = 3\ndef f():\n    global N\n    N += 1\n    return N', true],
+    ['def f(d):\n    d["k"] = 1\n    return d', true],
+    ['def f(s):\n    if __name__ == "__ndbg__":\n        print(s)\n    return s', true],
+    ['import math\ndef f(x):\n    return math.sqrt(x)', false],
+    ['def f(x):\n    from os import path\n    return x', false],
+    ['class A:\n    pass\ndef f():\n    return A()', false],
+    ['def f(o):\n    o.x = 1\n    return o', false],
+    ['def f(o):\n    del o.x', false],
+    ['def f():\n    return getattr(len, "__self__")', false],
+    ['def f():\n    return (lambda: 0).__globals__', false],
+    ['def f():\n    return __builtins__', false],
+    ['def f():\n    g = (i for i in [1])\n    return g.gi_frame.f_builtins', false],
+    ['def f(x):\n    return id(x)', false],
+    ['def f(x):\n    return eval(x)', false],
+    ['def f():\n    return open("x").read()', false],
+    ['def f():\n    exit(3)', false],
+  ];
+  it('admits code that can leave nothing behind, refuses code that could', () => {
+    const script = [
+      'import json, sys',
+      `sys.path.insert(0, ${JSON.stringify(path.dirname(assetPath('src/trace/purity.py')))})`,
+      'import purity, tracer',
+      'cases = json.load(sys.stdin)',
+      'print(json.dumps([purity.shareable(tracer.compile_program(c, "f()")) for c in cases]))',
+    ].join('\n');
+    const res = spawnSync('python3', ['-S', '-c', script], { input: JSON.stringify(cases.map((c) => c[0])), encoding: 'utf8' });
+    expect(res.stderr).toBe('');
+    const got = JSON.parse(res.stdout) as boolean[];
+    expect(cases.map(([code], i) => [code, got[i]])).toEqual(cases.map(([code, want]) => [code, want]));
+  });
+});
+
+describe('shared child vs a fresh fork per program', () => {
+  let shared: SandboxPool;
+  let forkEach: SandboxPool;
+  beforeAll(() => {
+    shared = new SandboxPool(2, { timeoutS: 2 });
+    forkEach = new SandboxPool(2, { timeoutS: 2, sessionPrograms: 0 });
+  });
+  afterAll(async () => {
+    await shared.close();
+    await forkEach.close();
+  });
+
+  it('gives byte-identical records, sharing the pure programs and forking the rest', async () => {
+    const progs = [...fixtures, ...generated];
+    const s0 = await shared.stats();
+    const a = await collect(shared, progs);
+    const s1 = await shared.stats();
+    const f0 = await forkEach.stats();
+    const b = await collect(forkEach, progs);
+    const f1 = await forkEach.stats();
+    expect(a.map((r) => JSON.stringify(r))).toEqual(b.map((r) => JSON.stringify(r)));
+    // generated programs define classes and import modules now and then: both paths ran
+    expect(s1.shared - s0.shared).toBeGreaterThan(progs.length / 2);
+    expect(s1.forked - s0.forked).toBeGreaterThan(0);
+    expect(s1.shared - s0.shared + (s1.forked - s0.forked)).toBe(progs.length);
+    expect(f1.shared - f0.shared).toBe(0);
+    expect(f1.forked - f0.forked).toBe(progs.length);
+  });
+
+  it('keeps each program to itself: output, ids, order, across limits that end a session', async () => {
+    const progs: CallRecord[] = [
+      { id: 'p1', code: 'def f():\n    print("one")\n    return 1', call: 'f()' },
+      { id: 'loop', code: 'def f():\n    return sum(range(10 ** 12))', call: 'f()' }, // no events: SIGALRM
+      { id: 'p2', code: 'def f():\n    print("two")\n    return 2', call: 'f()' },
+      { id: 'steps', code: 'def f():\n    n = 0\n    while True:\n        n += 1', call: 'f()' },
+      { id: 'impure', code: 'import os\ndef f():\n    return os.getcwd() == os.path.realpath(".")', call: 'f()' },
+      { id: 'p3', code: 'def f():\n    return 3', call: 'f()' },
+      { id: 'syntax', code: 'def f(:\n    pass', call: 'f()' },
+      { id: 'raises', code: 'def f():\n    return [][1]', call: 'f()' },
+      { id: 'p4', code: 'def f():\n    return 4', call: 'f()' },
+    ];
+    const pool = new SandboxPool(1, { timeoutS: 1, maxEvents: 500 });
+    try {
+      const recs = await collect(pool, progs);
+      const by = Object.fromEntries(recs.map((r) => [r.id, r]));
+      expect(recs.map((r) => r.id)).toEqual(progs.map((p) => p.id));
+      expect(by.p1).toMatchObject({ status: 'normal', stdout: 'one\n' });
+      expect(by.p2).toMatchObject({ status: 'normal', stdout: 'two\n' });
+      expect(by.p2.stderr).toBeUndefined();
+      expect(by.loop).toMatchObject({ status: 'never', limit: 'timeout' });
+      expect(by.steps).toMatchObject({ status: 'never', limit: 'steps' });
+      expect(by.impure.status).toBe('normal');
+      expect(by.syntax).toMatchObject({ status: 'error' });
+      expect(by.syntax.error).toMatch(/^SyntaxError/);
+      expect(by.raises.error).toBe('IndexError: list index out of range');
+      for (const id of ['p3', 'p4']) expect(by[id].events.at(-1)).toMatchObject({ event: 'return', value: id.slice(1) });
+      const stats = await pool.stats();
+      expect(stats.forked).toBe(1); // only `impure`
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('starts a new shared child after session_programs programs, with the same results', async () => {
+    const pool = new SandboxPool(1, { sessionPrograms: 3 });
+    try {
+      const progs = Array.from({ length: 10 }, (_, i) => ({ id: `n${i}`, code: 'def f(n):\n    return [n] * n', call: `f(${i})` }));
+      const recs = await collect(pool, progs);
+      expect(recs.map((r) => r.events.at(-1)!.value)).toEqual(progs.map((_, i) => JSON.stringify(Array(i).fill(i)).replace(/,/g, ', ')));
+      expect((await pool.stats()).shared).toBe(10);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('does not let a forked program reach the shared child through inherited descriptors', async () => {
+    const pool = new SandboxPool(1, {});
+    try {
+      // A pure program first, so the shared child exists when the hostile one is forked.
+      const before = { id: 'before', code: 'def f():\n    return 1', call: 'f()' };
+      const hostile = {
+        id: 'hostile',
+        // A well-formed request for the next id, written to every descriptor it might have.
+        code: [
+          'import os, struct',
+          'def f():',
+          '    i, c, a = b"after0", b"def f(x):\\n    return 99", b"f(0)"',
+          '    bad = struct.pack("<6I", 116, 1000, 0, len(i), len(c), len(a)) + i + c + a',
+          '    for fd in range(3, 64):',
+          '        try:',
+          '            os.write(fd, bad)',
+          '        except OSError:',
+          '            pass',
+          '    return 0',
+        ].join('\n'),
+        call: 'f()',
+      };
+      const after = Array.from({ length: 5 }, (_, i) => ({ id: `after${i}`, code: 'def f(x):\n    return x + 1', call: `f(${i})` }));
+      const recs = await collect(pool, [before, hostile, ...after]);
+      expect(recs.map((r) => r.id)).toEqual(['before', 'hostile', ...after.map((p) => p.id)]);
+      // Its junk on the result pipe (reachable by design) only spoils its own record.
+      expect(recs[1]).toMatchObject({ status: 'error', limit: 'sandbox' });
+      for (const [i, r] of recs.slice(2).entries()) expect(r).toMatchObject({ status: 'normal', events: expect.arrayContaining([expect.objectContaining({ event: 'return', value: String(i + 1), depth: 0 })]) });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('seeds random when a program imports it, the same every run', async () => {
+    const prog = { id: 'rnd', code: 'import random\ndef f():\n    return random.random()', call: 'f()' };
+    const [a, b] = await collect(shared, [prog, { ...prog, id: 'rnd2' }]);
+    const py = spawnSync('python3', ['-c', 'import random; random.seed(0); print(repr(random.random()))'], { encoding: 'utf8' }).stdout.trim();
+    expect(a.events.at(-1)!.value).toBe(py);
+    expect(b.events.at(-1)!.value).toBe(py);
+  });
+});
