@@ -143,6 +143,9 @@ export interface BatchSummary {
   elapsed_s: number;
   programs_per_s: number;
   events: number;
+  /** Programs run in the shared sandboxed child / in a fresh fork (docs/trace.md). */
+  ran_shared: number;
+  ran_forked: number;
 }
 
 export async function runTraceBatch(opts: BatchJobOptions): Promise<BatchSummary> {
@@ -168,6 +171,8 @@ export async function runTraceBatch(opts: BatchJobOptions): Promise<BatchSummary
     elapsed_s: 0,
     programs_per_s: 0,
     events: 0,
+    ran_shared: 0,
+    ran_forked: 0,
   };
   const errorKinds = new Map<string, { count: number; examples: string[] }>();
   const progress = new Progress('trace', lines, process.stderr, opts.quiet);
@@ -222,6 +227,9 @@ export async function runTraceBatch(opts: BatchJobOptions): Promise<BatchSummary
       tally(summary, errorKinds, rec);
       progress.tick(1, { errors: (summary.by_status.error ?? 0) + (summary.by_status.never ?? 0), malformed: summary.malformed });
     }
+    const stats = await pool.stats();
+    summary.ran_shared = stats.shared;
+    summary.ran_forked = stats.forked;
   } finally {
     writer.close();
     await pool.close();
@@ -273,6 +281,7 @@ export function formatSummary(s: BatchSummary): string {
   const out: string[] = [];
   const status = Object.entries(s.by_status).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
   out.push(`traced ${s.traced} programs in ${s.elapsed_s.toFixed(1)}s (${s.programs_per_s.toFixed(0)}/s, ${s.events} events, sandbox ${s.isolation}): ${status}`);
+  if (s.traced) out.push(`processes: ${s.ran_shared} in the shared child, ${s.ran_forked} in fresh forks`);
   const skipped = [
     s.skipped_done ? `${s.skipped_done} already in ${s.out}` : '',
     s.other_shard ? `${s.other_shard} in other shards` : '',

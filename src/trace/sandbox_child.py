@@ -1,6 +1,7 @@
 """The forked child's side of the sandbox worker (sandbox.py): reads its request from the
-worker's buffer, sets the per-program limits, runs one program (traced, or plain `exec`), and
-writes exactly one result line to the pool's pipe.
+worker's buffer, sets the per-program limits, runs the program (traced, or plain `exec`), and
+writes exactly one result line to the pool's pipe. A shared session child does the same for
+program after program (Runner.serve_session; which programs may share: purity.py).
 
 The `Runner` is built once in the worker, before the first fork, so every child starts with it
 (and everything it needs) already in place: each page a child writes costs a copy-on-write fault,
@@ -21,6 +22,20 @@ import purity
 import tracer
 
 _dumps = json.dumps
+_real_exit = os._exit  # captured before the child patches os._exit
+_monotonic = time.monotonic
+
+PYTHON = tracer.python_version()
+
+# The request header (see sandbox.py): six little-endian uint32 fields, read in place through
+# a memoryview (no parsing, no allocation in the worker).
+HEADER_FIELDS = ("kind", "timeout_ms", "max_events", "id_len", "code_len", "call_len")
+HEADER_BYTES = 4 * len(HEADER_FIELDS)
+KIND, TIMEOUT_MS, MAX_EVENTS, ID_LEN, CODE_LEN, CALL_LEN = range(len(HEADER_FIELDS))
+KIND_TRACE = 0x74  # "t"
+KIND_EXEC = 0x78  # "x"
+KIND_STATS = 0x73  # "s"
+CHLD = (signal.SIGCHLD,)
 
 
 def _not_serializable(o):
@@ -38,20 +53,6 @@ def encode_line(obj):
     if _c_encoder is None:  # pragma: no cover - CPython always has the accelerator
         return (_dumps(obj) + "\n").encode()
     return ("".join(_c_encoder(obj, 0)) + "\n").encode()
-_real_exit = os._exit  # captured before the child patches os._exit
-_monotonic = time.monotonic
-
-PYTHON = tracer.python_version()
-
-# The request header (see sandbox.py): six little-endian uint32 fields, read in place through
-# a memoryview (no parsing, no allocation in the worker).
-HEADER_FIELDS = ("kind", "timeout_ms", "max_events", "id_len", "code_len", "call_len")
-HEADER_BYTES = 4 * len(HEADER_FIELDS)
-KIND, TIMEOUT_MS, MAX_EVENTS, ID_LEN, CODE_LEN, CALL_LEN = range(len(HEADER_FIELDS))
-KIND_TRACE = 0x74  # "t"
-KIND_EXEC = 0x78  # "x"
-KIND_STATS = 0x73  # "s"
-CHLD = (signal.SIGCHLD,)
 
 
 class Capture(io.StringIO):
@@ -183,6 +184,9 @@ class Runner:
             if t.user + t.system + self.timeout + 1 > budget:
                 os.write(replyfd, b"R")
                 _real_exit(0)
+            if self.kind != KIND_TRACE:  # the worker sends only traces; anything else forks
+                os.write(replyfd, b"I")
+                continue
             try:
                 compiled = tracer.compile_program(self.code, self.entry_call)
             except SyntaxError:

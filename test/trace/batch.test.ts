@@ -2,7 +2,7 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { parseShard, readDoneIds, runTraceBatch, shardOf } from '../../src/trace/batch';
+import { formatSummary, parseShard, readDoneIds, runTraceBatch, shardOf } from '../../src/trace/batch';
 import type { TraceRecord } from '../../src/trace/types';
 import { FIXTURES } from './helpers';
 
@@ -47,6 +47,23 @@ describe('ndbg trace batch mode', () => {
     expect(warnings.some((w) => w.includes(`${input}:6: entry: must be a Python identifier`))).toBe(true);
     expect(readOut(out).map((r) => r.id)).toEqual(ids.slice(0, 3));
     expect(summary.by_status).toEqual({ normal: 3 });
+    expect(summary.ran_shared + summary.ran_forked).toBe(3);
+  });
+
+  it('says which programs ran in the shared child and which in fresh forks', async () => {
+    const input = path.join(tmp, 'processes.jsonl');
+    const progs = [
+      { id: 'pure', code: 'def f(x):\n    return x * 2', input: '3' },
+      { id: 'imports', code: 'import math\ndef f(x):\n    return math.floor(x)', input: '2.5' },
+      { id: 'pure2', code: 'def f(xs):\n    return sorted(xs)', input: '[3, 1]' },
+    ];
+    fs.writeFileSync(input, progs.map((p) => JSON.stringify(p)).join('\n') + '\n');
+    const shared = await run(input, path.join(tmp, 'processes.out.jsonl'), { workers: 1 });
+    expect([shared.summary.ran_shared, shared.summary.ran_forked]).toEqual([2, 1]);
+    expect(formatSummary(shared.summary)).toContain('processes: 2 in the shared child, 1 in fresh forks');
+    const each = await run(input, path.join(tmp, 'processes.each.jsonl'), { workers: 1, sandbox: { sessionPrograms: 0 } });
+    expect([each.summary.ran_shared, each.summary.ran_forked]).toEqual([0, 3]);
+    expect(fs.readFileSync(path.join(tmp, 'processes.each.jsonl'), 'utf8')).toBe(fs.readFileSync(path.join(tmp, 'processes.out.jsonl'), 'utf8'));
   });
 
   it('resumes: skips ids already written and repairs a truncated last line', async () => {
