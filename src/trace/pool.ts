@@ -31,6 +31,9 @@ export interface SandboxOptions {
    * many per child (default 1000); the others, and all of them when 0, in a fresh fork each
    * (docs/trace.md, "Shared process"). */
   sessionPrograms?: number;
+  /** CPU-time limit of a shared child in whole seconds (default 60); a session ends before a
+   * program when less than that program's time limit + 1 s would be left of it. */
+  sessionCpuS?: number;
   python?: string;
 }
 
@@ -218,6 +221,7 @@ export class SandboxPool {
       output_cap: options.outputCap ?? 65536,
       seed: options.seed ?? 0,
       session_programs: options.sessionPrograms ?? 1000,
+      session_cpu_s: Math.round(options.sessionCpuS ?? 60),
     };
     this.stuckMs = (timeoutS + killGraceS) * 1000 + 10000;
     this.workers = Array.from({ length: Math.max(1, size) }, () => new Worker(this));

@@ -124,7 +124,7 @@ class Worker:
             try:
                 timeout = fields[TIMEOUT_MS] / 1000.0
                 trailer = None
-                if fields[KIND] == KIND_TRACE and self.cfg["session_programs"] > 0:
+                if fields[KIND] == KIND_TRACE and self.shares(timeout):
                     trailer = self.run_shared(timeout, size)
                 if trailer is None:
                     trailer = self.run_one(timeout)
@@ -161,6 +161,12 @@ class Worker:
             if os.lseek(self.outfd, 0, os.SEEK_END):
                 os.ftruncate(self.outfd, 0)
         return exit_trailer(status, timeout)
+
+    def shares(self, timeout):
+        """Whether a trace with this time limit goes to the session: sharing is on, and the
+        limit is small against the session's CPU budget (else sessions would end every few
+        programs, each costing a fork on top of the program's own)."""
+        return self.cfg["session_programs"] > 0 and 2 * (timeout + 1) <= self.cfg["session_cpu_s"]
 
     def run_shared(self, timeout, size):
         """Runs the request in the shared session child; None when the program does not qualify

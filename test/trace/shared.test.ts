@@ -139,6 +139,33 @@ describe('shared child vs a fresh fork per program', () => {
     }
   });
 
+  it('forks every program when its time limit is large against the shared child\'s CPU budget', async () => {
+    const pool = new SandboxPool(1, { timeoutS: 40 });
+    try {
+      const recs = await collect(pool, fixtures.slice(0, 3));
+      expect(recs.map((r) => r.status)).toEqual(['normal', 'normal', 'normal']);
+      expect(await pool.stats()).toMatchObject({ shared: 0, forked: 3 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('ends a shared child before its CPU budget could cut a program short, with the same results', async () => {
+    // Budget 4 s, limit 1 s: a session hands a program back once 2 s of CPU are used; the 24
+    // programs take ~0.2 s each here, so even a machine twice as fast gets there.
+    const pool = new SandboxPool(1, { timeoutS: 1, sessionCpuS: 4 });
+    try {
+      const progs = Array.from({ length: 24 }, (_, i) => ({ id: `cpu${i}`, code: 'def f(n):\n    return sum(range(n)) % 7', call: `f(${10 ** 7 + i})` }));
+      const recs = await collect(pool, progs);
+      expect(recs.map((r) => [r.status, r.events.at(-1)!.value])).toEqual(progs.map((_, i) => ['normal', String((((10 ** 7 + i) * (10 ** 7 + i - 1)) / 2) % 7)]));
+      const stats = await pool.stats();
+      expect(stats.forked).toBeGreaterThan(0); // each program a session handed back
+      expect(stats.shared).toBeGreaterThan(stats.forked);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('does not let a forked program reach the shared child through inherited descriptors', async () => {
     const pool = new SandboxPool(1, {});
     try {
