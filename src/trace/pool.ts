@@ -47,7 +47,7 @@ export type SandboxResult = Record<string, unknown> & { id: string | null; statu
 
 interface Pending {
   req: SandboxRequest;
-  /** Header and payload as sandbox.py reads them (see its protocol notes). */
+  /** Header and payload as the worker reads them (src/trace/protocol.py). */
   frame: Buffer;
   sentAt: number;
   resolve: (r: SandboxResult) => void;
@@ -272,8 +272,9 @@ export class SandboxPool {
     };
   }
 
-  /** A request as the worker reads it (see sandbox.py): six little-endian uint32 (kind, wall-clock
-   * limit in ms, event cap, byte lengths of id, code and entry call), then those three as UTF-8. */
+  /** A request as the worker reads it (src/trace/protocol.py): six little-endian uint32 (kind,
+   * wall-clock limit in ms, event cap, byte lengths of id, code and entry call), then those three
+   * as UTF-8. */
   private frame(req: SandboxRequest): Buffer {
     const header = Buffer.alloc(24);
     if (req.kind === 'stats') {

@@ -3,14 +3,7 @@ child: a fresh fork, or the shared session child for the programs purity.shareab
 
     python3 -B -s sandbox.py CONFIG_JSON        (usually inside bubblewrap, see isolation.ts)
 
-Protocol (pool.ts is the other side). Each request on stdin is a 24-byte header of six
-little-endian uint32: kind (`t` trace, `x` exec, `s` CPU statistics, as a character code),
-wall-clock limit in ms, event cap (0: the configured one), and the UTF-8 byte lengths of the id,
-the code and the entry call, which follow as raw bytes. The answer on stdout is what the child
-wrote there, one JSON result line, followed by the worker's trailer line: `\n\x1e{}\n` when the
-child exited normally after writing its result, or `\n\x1e{"status", "limit", "error"}\n` when it
-did not (killed, crashed, timed out), in which case the pool builds the record from its own copy
-of the request and ignores any partial line.
+The wire format is in protocol.py.
 
 Why the worker never decodes the request nor reads the result: after every fork, each page the
 worker writes costs a copy-on-write fault (the kernel write-protects all of them for the child),
@@ -18,7 +11,7 @@ and in a VM a fault costs microseconds, so the per-program path of the worker to
 memory as it can: the payload goes into a buffer allocated once, the child decodes it and writes
 its result to the worker's stdout itself (the worker waits for the child to exit, in order, so the
 stream stays in sequence), and the worker only waits, kills and writes the trailer. The session
-(class Session) goes further and skips the fork for the programs that cannot tell the difference.
+(session.py) goes further and skips the fork for the programs that cannot tell the difference.
 
 Limits and how each ends (status / limit):
   step cap          tracer writes the partial record and os._exit()s   never / steps
@@ -35,7 +28,6 @@ Limits and how each ends (status / limit):
 import gc
 import json
 import os
-import select
 import signal
 import sys
 import time
@@ -43,17 +35,17 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guards  # noqa: E402
 import tracer  # noqa: E402
-from sandbox_child import (CALL_LEN, CHLD, CODE_LEN, HEADER_BYTES, ID_LEN, KIND,  # noqa: E402
-                           KIND_STATS, KIND_TRACE, TIMEOUT_MS, Runner, SeedOnImport, prepare_worker,
-                           write_all)
+from protocol import (CALL_LEN, CODE_LEN, HEADER_BYTES, ID_LEN, KIND, KIND_STATS,  # noqa: E402
+                      KIND_TRACE, OK_TRAILER, TIMEOUT_MS, encode_line, exit_trailer,
+                      failure_trailer, write_all)
+from sandbox_child import CHLD, Runner, prepare_worker  # noqa: E402
+from seeding import SeedOnImport  # noqa: E402
+from session import Session  # noqa: E402
 
 _dumps = json.dumps
 _loads = json.loads
 _real_exit = os._exit
 _monotonic = time.monotonic
-
-OK_TRAILER = b"\n\x1e{}\n"
-
 
 class Worker:
     def __init__(self, cfg):
@@ -95,7 +87,7 @@ class Worker:
                 "    for i, x in enumerate(xs):\n        try:\n            out[x] = [y * k for y in g(i)]\n"
                 "        except Exception as e:\n            out[x] = repr(e)\n    return sorted(out.items())")
         for _ in range(3):
-            _dumps(tracer.trace_program(code, "f(['a', 'b', 'c'])"))
+            encode_line(tracer.trace_program(code, "f(['a', 'b', 'c'])"))
 
     def serve(self):
         self.warm_up()
@@ -248,72 +240,6 @@ class Worker:
             pass
 
 
-def failure_trailer(status, limit, message):
-    return b"\n\x1e" + (_dumps({"status": status, "limit": limit, "error": message}) + "\n").encode()
-
-
-def exit_trailer(status, timeout):
-    """The trailer for a child's exit status (None: killed at the wall-clock limit)."""
-    if status is None:
-        return failure_trailer("never", "timeout", "wall-clock limit of %gs exceeded (killed)" % timeout)
-    if status == 0:
-        return OK_TRAILER
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        name = signal_name(sig)
-        if sig == signal.SIGXCPU or sig == signal.SIGKILL:
-            # SIGKILL at the hard CPU rlimit (the worker itself did not kill this child)
-            return failure_trailer("never", "cpu", "CPU time limit exceeded (%s)" % name)
-        return failure_trailer("error", "crash", "killed by %s" % name)
-    return failure_trailer("error", "exit", "the process exited with code %d without a result"
-                           % os.WEXITSTATUS(status))
-
-
-class Session:
-    """The worker's shared child: a fork that runs program after program, as long as each one
-    qualifies (purity.shareable) and ends without hitting a limit (Runner.serve_session).
-
-    Forking costs a child some hundreds of copy-on-write page faults, more than tracing a typical
-    program takes; a program that can neither leave state behind nor observe addresses gives the
-    same trace in a process that has run others, so those share this one. The rest, and every
-    `exec` request, get a fresh fork as before."""
-
-    def __init__(self, worker):
-        req_r, self.reqfd = os.pipe()
-        self.replyfd, reply_w = os.pipe()
-        worker.clean_workdir()
-        self.pid = os.fork()
-        if self.pid == 0:
-            runner = worker.runner
-            try:
-                os.close(self.reqfd)
-                os.close(self.replyfd)
-                runner.serve_session(req_r, reply_w)
-            except BaseException as e:
-                runner.escaped(e)
-            finally:
-                _real_exit(70)
-        os.close(req_r)
-        os.close(reply_w)
-        try:
-            os.setpgid(self.pid, self.pid)
-        except OSError:
-            pass
-        self.programs = 0
-        self.poller = select.poll()
-        self.poller.register(self.replyfd, select.POLLIN)
-
-    def reply(self, limit):
-        """b"P", b"I", b"" (the child exited) or None (no answer within `limit` seconds)."""
-        if not self.poller.poll(limit * 1000):
-            return None
-        return os.read(self.replyfd, 1)
-
-    def close_fds(self):
-        os.close(self.reqfd)
-        os.close(self.replyfd)
-
-
 def remove_tree(top):
     """rm -rf that also restores permissions the program may have taken away, and never follows
     a symbolic link: a program may have replaced its working directory with one to anywhere."""
@@ -368,13 +294,6 @@ def kill_group(pid):
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
-
-
-def signal_name(sig):
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return "signal %d" % sig
 
 
 def main():

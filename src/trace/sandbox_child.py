@@ -10,8 +10,6 @@ done once in the worker (`prepare_worker`): signal dispositions, the constant rl
 """
 
 import io
-import json
-import json.encoder
 import os
 import resource
 import signal
@@ -20,39 +18,15 @@ import time
 
 import purity
 import tracer
+from protocol import (CALL_LEN, CODE_LEN, ID_LEN, KIND, KIND_EXEC, KIND_TRACE, MAX_EVENTS,
+                      TIMEOUT_MS, encode_line, read_into, write_all)
 
-_dumps = json.dumps
 _real_exit = os._exit  # captured before the child patches os._exit
 _monotonic = time.monotonic
 
 PYTHON = tracer.python_version()
 
-# The request header (see sandbox.py): six little-endian uint32 fields, read in place through
-# a memoryview (no parsing, no allocation in the worker).
-HEADER_FIELDS = ("kind", "timeout_ms", "max_events", "id_len", "code_len", "call_len")
-HEADER_BYTES = 4 * len(HEADER_FIELDS)
-KIND, TIMEOUT_MS, MAX_EVENTS, ID_LEN, CODE_LEN, CALL_LEN = range(len(HEADER_FIELDS))
-KIND_TRACE = 0x74  # "t"
-KIND_EXEC = 0x78  # "x"
-KIND_STATS = 0x73  # "s"
 CHLD = (signal.SIGCHLD,)
-
-
-def _not_serializable(o):
-    raise TypeError("Object of type %s is not JSON serializable" % type(o).__name__)
-
-
-# json.dumps's own C encoder, made once: json.dumps builds one per call through two Python
-# layers, and every page those touch is a copy-on-write fault in a forked child. Same bytes.
-_c_encoder = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
-    {}, _not_serializable, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
-
-
-def encode_line(obj):
-    """json.dumps(obj) + "\n" as bytes."""
-    if _c_encoder is None:  # pragma: no cover - CPython always has the accelerator
-        return (_dumps(obj) + "\n").encode()
-    return ("".join(_c_encoder(obj, 0)) + "\n").encode()
 
 
 class Capture(io.StringIO):
@@ -380,55 +354,3 @@ class Runner:
                 out[name + "_truncated"] = total - cap
 
 
-class SeedOnImport:
-    """A meta-path finder that seeds `random` with the sandbox seed when a program imports it.
-
-    The worker does not import `random` itself: the module reseeds from the OS in every forked
-    child (os.register_at_fork), which costs each child dozens of page faults even when the
-    program never uses it. Programs that do get a module seeded exactly as `random.seed(SEED)`
-    right after import, the same every run."""
-
-    def __init__(self, seed):
-        self.seed = seed
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "random":
-            return None
-        import importlib.machinery
-
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _SeedingLoader(spec.loader, self.seed)
-        return spec
-
-
-class _SeedingLoader:
-    def __init__(self, loader, seed):
-        self.loader = loader
-        self.seed = seed
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module):
-        self.loader.exec_module(module)
-        module.seed(self.seed)
-
-
-def read_into(fd, view):
-    """Fills `view` from fd; False at end of input."""
-    got = 0
-    size = len(view)
-    while got < size:
-        n = os.readv(fd, [view[got:]])
-        if n == 0:
-            return False
-        got += n
-    return True
-
-
-def write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
