@@ -5,8 +5,7 @@
  * ones are defined on the inverse tree only.
  */
 import { upperBound } from '../util/search';
-import type { ActionKind } from '../ndl/tokens';
-import { FORWARD_ACTIONS, INVERSE_ACTIONS } from '../ndl/tokens';
+import { FORWARD_ACTIONS, INVERSE_ACTIONS, type ActionKind } from './vocabulary';
 import { Action, EXIT, StateTree } from './types';
 
 /** Lookups derived once per tree (trees are immutable once built). */

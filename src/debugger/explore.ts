@@ -3,7 +3,7 @@
  * list, following the oracle, and writing the states visited for a person (pdb-like) or as JSON.
  */
 import { UserError } from '../util/errors';
-import { ActionKind, FORWARD_ACTIONS, INVERSE_ACTIONS } from '../ndl/tokens';
+import { ActionKind, FORWARD_ACTIONS, INVERSE_ACTIONS } from './vocabulary';
 import { nextNode } from './actions';
 import { Action, EXIT, StateTree } from './types';
 

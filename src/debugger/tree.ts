@@ -6,7 +6,7 @@
  * and a generator's every resumption is a new invocation. A truncated run (status `never`)
  * leaves the invocations still on the stack without a return event.
  */
-import type { InverseEvent } from '../ndl/tokens';
+import type { InverseEvent } from './vocabulary';
 import type { TraceEvent, TraceRecord } from '../trace/types';
 import { forwardContext, inverseContext, statementLines } from './source';
 import type { StateNode, StateTree } from './types';

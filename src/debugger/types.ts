@@ -2,7 +2,7 @@
  * The state tree and action types shared by the oracle (src/debugger), the NDL formatter,
  * sampler and parser (src/ndl) and the evaluator (src/eval). Spec: ndl.md §4.
  */
-import type { ActionKind, ExitKind, NdlEvent } from '../ndl/tokens';
+import type { ActionKind, Direction, ExitKind, NdlEvent } from './vocabulary';
 
 export interface StateNode {
   /** Position in StateTree.nodes. */
@@ -32,7 +32,7 @@ export interface Action {
 export const EXIT = -1;
 
 export interface StateTree {
-  direction: 'forward' | 'inverse';
+  direction: Direction;
   nodes: StateNode[];
   /** How EXIT is reached: normal/error/never for forward trees, inv_exit_entry for inverse ones. */
   exitKind: ExitKind;

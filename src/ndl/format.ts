@@ -3,14 +3,14 @@
  * `DocumentWriter` builds a document frame by frame so the sampler can measure a token budget
  * as it goes; `formatDocument` is the one-shot form.
  */
-import type { Action, StateNode, StateTree } from '../debugger/types';
+import type { Action, Direction, StateNode, StateTree } from '../debugger';
 import type { TraceRecord } from '../trace/types';
 import { dumpsEntries, dumpsValue } from './pyjson';
 import { actionToken, DOCUMENT_TOKENS as D, eventToken, exitToken, STRUCTURE_TOKENS as S } from './tokens';
 import type { Trajectory, TrajectoryStep } from './types';
 
 /** The CONTEXT of a document (§2): code with trailing newlines stripped, plus `main` when forward. */
-export function buildContext(trace: Pick<TraceRecord, 'code' | 'entry_call'>, direction: 'forward' | 'inverse'): string {
+export function buildContext(trace: Pick<TraceRecord, 'code' | 'entry_call'>, direction: Direction): string {
   const code = trace.code.replace(/\n+$/, '');
   return direction === 'forward' ? `${code}\n\ndef main():\n    return ${trace.entry_call}\n` : `${code}\n`;
 }
@@ -45,7 +45,7 @@ export function formatAction(action: Action): string {
 const STEP_ACTIONS = new Set(['step_into', 'step_over']);
 
 /** Whether the line frame of `cur`, written after `prev` (reached by `action`), is delta-encoded. */
-function usesDelta(direction: 'forward' | 'inverse', prev: StateNode, action: Action | undefined, cur: StateNode): boolean {
+function usesDelta(direction: Direction, prev: StateNode, action: Action | undefined, cur: StateNode): boolean {
   if (prev.invocation !== cur.invocation) return false;
   if (direction === 'forward') return cur.event === 'line' && action !== undefined && STEP_ACTIONS.has(action.kind);
   return cur.event === 'inv_line' || cur.event === 'inv_line_call';

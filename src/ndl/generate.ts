@@ -4,7 +4,7 @@
  * every random stream is `Rng.from(seed, id, ...)`, whatever order traces are processed in.
  */
 import { buildForwardTree, buildInverseTree } from '../debugger';
-import type { Action, StateTree } from '../debugger/types';
+import type { Action, Direction, StateTree } from '../debugger';
 import type { TraceRecord } from '../trace/types';
 import { Rng } from '../util/rng';
 import type { SamplerConfig } from './config';
@@ -18,7 +18,7 @@ export interface NdlRecord {
   id: string;
   /** Position of this document among the program's documents. */
   doc: number;
-  direction: 'forward' | 'inverse';
+  direction: Direction;
   /** The action of every frame that has one, in order. */
   actions: Action[];
   /** The tree node each frame shows (index into the forward or inverse tree). */
@@ -40,7 +40,7 @@ export function toRecord(id: string, doc: number, trajectory: Trajectory, text: 
 }
 
 /** The tree for a direction, or undefined when the trace has nothing to show in it. */
-export function treeFor(trace: TraceRecord, direction: 'forward' | 'inverse'): StateTree | undefined {
+export function treeFor(trace: TraceRecord, direction: Direction): StateTree | undefined {
   const tree = direction === 'forward' ? buildForwardTree(trace) : buildInverseTree(trace);
   return tree.nodes.length > 0 ? tree : undefined;
 }
@@ -67,7 +67,7 @@ export function sampleDocuments(
   const nForward = forwardCount(trace, seed, k, config);
   const records: NdlRecord[] = [];
   let skipped = 0;
-  const trees: Partial<Record<'forward' | 'inverse', StateTree | undefined>> = {};
+  const trees: Partial<Record<Direction, StateTree | undefined>> = {};
   for (let d = 0; d < k; d++) {
     const direction = d < nForward ? 'forward' : 'inverse';
     if (!(direction in trees)) trees[direction] = treeFor(trace, direction);

@@ -1,7 +1,22 @@
 /**
  * The NDL special tokens (spec ndl.md §1), the single list that the tokenizer, formatter,
- * parser and evaluator import. Each is one id in the tokenizer and never split.
+ * parser and evaluator import. Each is one id in the tokenizer and never split. The event,
+ * action and exit tokens are built from the debugger's vocabulary (src/debugger/vocabulary.ts),
+ * which is re-exported here for the stages after ndl.
  */
+import {
+  EXIT_KINDS,
+  FORWARD_ACTIONS,
+  FORWARD_EVENTS,
+  INVERSE_ACTIONS,
+  INVERSE_EVENTS,
+  type ActionKind,
+  type ExitKind,
+  type NdlEvent,
+} from '../debugger/vocabulary';
+
+export * from '../debugger/vocabulary';
+
 export const DOCUMENT_TOKENS = {
   begin: '<|begin_of_text|>',
   end: '<|end_of_text|>',
@@ -16,21 +31,6 @@ export const STRUCTURE_TOKENS = {
   actionSep: '<|action_sep|>',
   traceEnd: '<|trace_end|>',
 } as const;
-
-export const FORWARD_EVENTS = ['call', 'line', 'return', 'exception'] as const;
-export const INVERSE_EVENTS = ['inv_call', 'inv_line', 'inv_line_call', 'inv_return', 'inv_exception'] as const;
-export type ForwardEvent = (typeof FORWARD_EVENTS)[number];
-export type InverseEvent = (typeof INVERSE_EVENTS)[number];
-export type NdlEvent = ForwardEvent | InverseEvent;
-
-export const FORWARD_ACTIONS = ['step_into', 'step_over', 'step_return', 'breakpoint', 'continue'] as const;
-export const INVERSE_ACTIONS = ['inv_step_into', 'inv_step_over', 'inv_step_call'] as const;
-export type ForwardActionKind = (typeof FORWARD_ACTIONS)[number];
-export type InverseActionKind = (typeof INVERSE_ACTIONS)[number];
-export type ActionKind = ForwardActionKind | InverseActionKind;
-
-export const EXIT_KINDS = ['normal', 'error', 'never', 'inv_exit_entry'] as const;
-export type ExitKind = (typeof EXIT_KINDS)[number];
 
 /** `<|call_sep|>` for 'call', `<|inv_line_call_sep|>` for 'inv_line_call', ... */
 export function eventToken(event: NdlEvent): string {

@@ -2,8 +2,7 @@
  * The NDL stage's own types: a trajectory through a state tree (what the sampler draws and the
  * formatter writes) and the frames the parser reads back.
  */
-import type { Action } from '../debugger/types';
-import type { ExitKind, NdlEvent } from './tokens';
+import type { Action, Direction, ExitKind, NdlEvent } from '../debugger';
 
 /** One written frame: the node shown and the action taken from it. */
 export interface TrajectoryStep {
@@ -19,7 +18,7 @@ export interface TrajectoryStep {
  * `<|action_sep|><|trace_end|>`, so that every action in a document is followed by its result.
  */
 export interface Trajectory {
-  direction: 'forward' | 'inverse';
+  direction: Direction;
   steps: TrajectoryStep[];
   end: 'exit' | 'budget';
 }
@@ -56,7 +55,7 @@ export interface ParsedExit {
 }
 
 export interface ParsedDocument {
-  direction: 'forward' | 'inverse' | undefined;
+  direction: Direction | undefined;
   /** The CONTEXT text (program code, plus `main` for forward documents). */
   context: string;
   frames: ParsedFrame[];
