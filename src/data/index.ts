@@ -4,6 +4,4 @@ export { MixtureLoader, type Batch, type LoaderOptions, type LoaderState } from 
 export { ValidationStream, type ValidationBatch, type ValidationOptions } from './validation';
 export { readManifest, type Manifest } from './manifest';
 export { openDatasets } from './dataset';
-export { loadTextTokenizer, type TextTokenizer } from './tokenizer';
-export { ByteTokenizer } from './byte-tokenizer';
 export { parseSourceSpec, type SourceSpec } from './sources';

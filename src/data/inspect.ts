@@ -7,7 +7,7 @@ import * as path from 'path';
 import { UserError } from '../util/errors';
 import { loadShard, openDatasets } from './dataset';
 import { MANIFEST_FILE, readManifest, type SplitName } from './manifest';
-import { loadTextTokenizer, type TextTokenizer } from './tokenizer';
+import { loadTextTokenizer, type TextTokenizer } from '../tokenizer';
 
 export interface InspectOptions {
   dir: string;

@@ -1,7 +1,7 @@
 'use strict';
 /**
  * Fast id extraction from sentencepiece-js, and the worker-thread entry of the Tokenizer's
- * batch encoder (src/tokenizer/pool.ts). Plain JavaScript, read from src/ at run time like the
+ * batch encoder (src/tokenizer/encode-pool.ts). Plain JavaScript, read from src/ at run time like the
  * Python helpers, so the same file serves ts-jest, dist/ and worker threads.
  *
  * sentencepiece-js's encodeIds() copies the result vector out of wasm one element at a time

@@ -2,7 +2,7 @@ import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import pl from 'nodejs-polars';
-import { ByteTokenizer } from '../../src/data/byte-tokenizer';
+import { ByteTokenizer } from '../../src/tokenizer';
 import { isValidationDocument } from '../../src/data/build';
 import { inspectDataset } from '../../src/data/inspect';
 import { readManifest } from '../../src/data/manifest';

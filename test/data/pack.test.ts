@@ -1,4 +1,4 @@
-import { ByteTokenizer } from '../../src/data/byte-tokenizer';
+import { ByteTokenizer } from '../../src/tokenizer';
 import { frameDocument, RowPacker, specialIds } from '../../src/data/pack';
 
 const tok = new ByteTokenizer();

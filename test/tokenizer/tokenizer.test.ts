@@ -5,7 +5,7 @@ import * as path from 'path';
 import { SentencePieceProcessor } from 'sentencepiece-js';
 import { checkDocuments } from '../../src/tokenizer/check';
 import { escapeForSpm } from '../../src/tokenizer/escape';
-import { EncodePool } from '../../src/tokenizer/pool';
+import { EncodePool } from '../../src/tokenizer/encode-pool';
 import { readManifest } from '../../src/tokenizer/manifest';
 import { FIXTURES, fixtureCode, fixtureDocs, SHIPPED_MODEL } from './helpers';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'crypto';
 import { SPECIAL_TOKENS, DOCUMENT_TOKENS } from '../ndl/tokens';
-import type { TextTokenizer } from './tokenizer';
+import type { TextTokenizer } from './types';
 
 export const BYTE_TOKENIZER_NAME = 'byte';
 
@@ -58,6 +58,13 @@ export class ByteTokenizer implements TextTokenizer {
     }
     return out;
   }
+
+  /** Byte encoding is cheaper than a worker round trip: always on the calling thread. */
+  async encodeBatch(texts: string[]): Promise<Uint32Array[]> {
+    return texts.map((t) => this.encode(t));
+  }
+
+  async close(): Promise<void> {}
 
   decode(ids: ArrayLike<number>): string {
     let text = '';
