@@ -3,11 +3,13 @@ import * as path from 'path';
 import { UserError } from '../util/errors';
 import { ModelConfig, resolveModelConfig } from './config';
 import { LlamaModel } from './model';
-import { readSafetensors, TensorMap, writeSafetensors } from './safetensors';
+import { isNdbgLayout, NDBG_WEIGHTS_METADATA, readSafetensors, TensorMap, writeSafetensors } from './safetensors';
 
 /**
  * The model's view of a checkpoint directory (the trainer writes more files; see docs/model.md):
- *   model.safetensors   weights by HF Llama name, model layout (linear weights [in, out]), float32
+ *   model.safetensors   weights by HF Llama name, model layout (linear weights [in, out]), float32,
+ *                       marked {format: ndbg, ndbg_layout: linear-in-out} (files before the mark say
+ *                       format: pt and are read the same way: a checkpoint's config.json has a model section)
  *   config.json         the resolved config; its "model" section builds the model
  *   tokenizer.model     optional copy of the sentencepiece model (import-hf writes one)
  *   state.json          optional trainer state; its "tokenizer.path" names the tokenizer used
@@ -16,30 +18,46 @@ export const WEIGHTS_FILE = 'model.safetensors';
 export const CONFIG_FILE = 'config.json';
 export const TOKENIZER_FILE = 'tokenizer.model';
 
+/** Fails early (before any work) when `dir` is not a checkpoint directory. */
+export function assertCheckpointDir(dir: string): void {
+  if (!fs.existsSync(dir)) throw new UserError(`checkpoint ${dir} does not exist`);
+  if (!fs.statSync(dir).isDirectory()) throw new UserError(`checkpoint ${dir} is not a directory`);
+  if (!fs.existsSync(path.join(dir, CONFIG_FILE))) throw new UserError(`checkpoint ${dir} has no ${CONFIG_FILE} (not a checkpoint directory)`);
+}
+
 export function readCheckpointConfig(dir: string): { config: ModelConfig; raw: Record<string, unknown> } {
   const file = path.join(dir, CONFIG_FILE);
-  if (!fs.existsSync(dir)) throw new UserError(`checkpoint ${dir} does not exist`);
+  assertCheckpointDir(dir);
   let raw: Record<string, unknown>;
   try {
     raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   } catch (e) {
     throw new UserError(`cannot read checkpoint config ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  if (typeof raw !== 'object' || raw === null || raw.model === undefined) throw new UserError(`${file}: missing "model" section`);
+  if (typeof raw !== 'object' || raw === null || raw.model === undefined) {
+    const hfHint = typeof raw === 'object' && raw !== null && 'model_type' in raw ? ' (this is a Hugging Face config: use `ndbg import-hf` first, or train.init_from)' : '';
+    throw new UserError(`${file}: missing "model" section${hfHint}`);
+  }
   return { config: resolveModelConfig(raw.model, `${file} (model section)`), raw };
 }
 
 /** The weights of a checkpoint (model layout), checked against its config's shapes by fromWeights. */
 export function readCheckpointWeights(dir: string): TensorMap {
-  return readSafetensors(path.join(dir, WEIGHTS_FILE)).tensors;
+  const file = path.join(dir, WEIGHTS_FILE);
+  const { tensors, metadata } = readSafetensors(file);
+  // Only a file that says it is ndbg's own, or an unmarked/legacy one (format pt, written by
+  // ndbg before the mark), is read in model layout; anything else claiming another layout is refused.
+  if (!isNdbgLayout(metadata) && metadata.ndbg_layout !== undefined) {
+    throw new UserError(`${file}: unknown ndbg_layout ${JSON.stringify(metadata.ndbg_layout)}`);
+  }
+  return tensors;
 }
 
 /** Builds the model stored in a checkpoint directory (on the current tfjs backend). */
 export function loadModelFromCheckpoint(dir: string): { model: LlamaModel; config: ModelConfig; raw: Record<string, unknown> } {
   const { config, raw } = readCheckpointConfig(dir);
   const file = path.join(dir, WEIGHTS_FILE);
-  const { tensors } = readSafetensors(file);
-  return { model: LlamaModel.fromWeights(config, tensors, file), config, raw };
+  return { model: LlamaModel.fromWeights(config, readCheckpointWeights(dir), file), config, raw };
 }
 
 /**
@@ -57,7 +75,7 @@ export function writeModelCheckpoint(
   const tmp = `${dir.replace(/\/+$/, '')}.tmp-${process.pid}`;
   fs.rmSync(tmp, { recursive: true, force: true });
   fs.mkdirSync(tmp, { recursive: true });
-  writeSafetensors(path.join(tmp, WEIGHTS_FILE), weights, { format: 'pt' });
+  writeSafetensors(path.join(tmp, WEIGHTS_FILE), weights, NDBG_WEIGHTS_METADATA);
   fs.writeFileSync(path.join(tmp, CONFIG_FILE), JSON.stringify({ ...opts.extraConfig, model: config }, null, 2) + '\n');
   if (opts.tokenizerFile) fs.copyFileSync(opts.tokenizerFile, path.join(tmp, TOKENIZER_FILE));
   fs.renameSync(tmp, dir);

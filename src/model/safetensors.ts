@@ -27,6 +27,20 @@ export interface SafetensorsFile {
   metadata: Record<string, string>;
 }
 
+/**
+ * Metadata of every weights file ndbg writes in its own layout (checkpoints): HF tensor names but
+ * linear weights stored [in, out], so the file says so instead of posing as a PyTorch/HF file
+ * (`format: pt`). Hugging Face files (export-hf) are [out, in] and carry `format: pt`.
+ */
+export const NDBG_LAYOUT = 'linear-in-out';
+export const NDBG_WEIGHTS_METADATA: Record<string, string> = { format: 'ndbg', ndbg_layout: NDBG_LAYOUT };
+export const HF_WEIGHTS_METADATA: Record<string, string> = { format: 'pt' };
+
+/** Whether a file's metadata marks it as ndbg's own layout. */
+export function isNdbgLayout(metadata: Record<string, string>): boolean {
+  return metadata.format === 'ndbg' && metadata.ndbg_layout === NDBG_LAYOUT;
+}
+
 const DTYPE_BYTES: Record<string, number> = { F32: 4, F16: 2, BF16: 2, F64: 8, I32: 4, I64: 8, U8: 1, I8: 1, BOOL: 1 };
 
 export function encodeSafetensors(tensors: TensorMap | Array<[string, NamedTensor]>, metadata: Record<string, string> = {}): Buffer {

@@ -4,7 +4,7 @@ import { UserError } from '../util/errors';
 import type { RngState } from '../util/rng';
 import type { AdamWState } from './adamw';
 import { CheckpointFile } from './checkpoint_dir';
-import { decodeSafetensors, encodeSafetensors } from '../model/safetensors';
+import { decodeSafetensors, encodeSafetensors, NDBG_WEIGHTS_METADATA } from '../model/safetensors';
 
 /**
  * What a checkpoint holds besides the weights, and how the whole checkpoint is packed into
@@ -50,7 +50,7 @@ export function packCheckpoint(c: CheckpointContents): CheckpointFile[] {
     moments.set(key, { shape, data });
   }
   return [
-    { name: 'model.safetensors', data: encodeSafetensors(c.weights, { format: 'pt' }) },
+    { name: 'model.safetensors', data: encodeSafetensors(c.weights, NDBG_WEIGHTS_METADATA) },
     { name: 'optimizer.safetensors', data: encodeSafetensors(moments, { t: String(c.optimizer.t) }) },
     { name: 'state.json', data: JSON.stringify(c.state, null, 1) + '\n' },
     { name: 'config.json', data: JSON.stringify(c.config, null, 2) + '\n' },

@@ -38,3 +38,22 @@ export function replaceFileAtomic(file: string, data: string | Uint8Array): void
   fs.renameSync(tmp, file);
   fsyncDir(path.dirname(file));
 }
+
+/**
+ * Creates directory `dir` atomically: `fill` writes into a sibling temp directory, which is
+ * renamed into place only when it returns; on failure the temp directory is removed, so `dir`
+ * is either complete or absent. Refuses an existing `dir`.
+ */
+export function writeDirAtomic(dir: string, fill: (tmp: string) => void): void {
+  const tmp = path.join(path.dirname(path.resolve(dir)), `.${path.basename(path.resolve(dir))}.tmp-${process.pid}`);
+  fs.rmSync(tmp, { recursive: true, force: true });
+  fs.mkdirSync(tmp, { recursive: true });
+  try {
+    fill(tmp);
+    fs.renameSync(tmp, dir);
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+  fsyncDir(path.dirname(path.resolve(dir)));
+}

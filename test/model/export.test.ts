@@ -5,6 +5,8 @@ import * as path from 'path';
 import { initBackend } from '../../src/model/backend';
 import { loadModelFromCheckpoint } from '../../src/model/checkpoint';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors';
+import { fromHfConfig, toHfConfig } from '../../src/model/hf';
+import { writeModelCheckpoint } from '../../src/model/checkpoint';
 import { exportHfCommand } from '../../src/cli/commands/export-hf';
 import { importHfCommand } from '../../src/cli/commands/import-hf';
 import { UserError } from '../../src/util/errors';
@@ -104,5 +106,36 @@ describe('HF export/import', () => {
     fs.mkdirSync(path.join(dir, 'hfbad'));
     fs.writeFileSync(path.join(dir, 'hfbad', 'config.json'), JSON.stringify({ model_type: 'llama', hidden_act: 'gelu', hidden_size: 32, num_attention_heads: 4 }));
     expect(() => importHfCommand.handler({ dir: path.join(dir, 'hfbad'), out: path.join(dir, 'o3'), $0: '', _: [] } as never)).toThrow(/hidden_act "gelu"/);
+  });
+
+  test('import-hf reads transformers-5 rope_parameters and refuses RoPE it does not implement', () => {
+    const base = toHfConfig(testConfig());
+    const { rope_theta: _t, ...noTheta } = base;
+    const v5 = { ...noTheta, rope_parameters: { rope_type: 'default', rope_theta: 500000.0 } };
+    expect(fromHfConfig(v5, 'v5.json').rope_theta).toBe(500000);
+    expect(fromHfConfig({ ...noTheta, rope_parameters: undefined, rope_theta: 250000 }, 'v4.json').rope_theta).toBe(250000);
+    // What export-hf writes is read back by the same rule.
+    expect(fromHfConfig(toHfConfig(testConfig({ rope_theta: 1234 })), 'x').rope_theta).toBe(1234);
+    expect(() => fromHfConfig({ ...noTheta, rope_parameters: { rope_type: 'llama3', rope_theta: 5e5, factor: 8 } }, 'l3.json')).toThrow(
+      /l3\.json: unsupported RoPE settings: rope_parameters\.rope_type "llama3".*rope_parameters fields factor/,
+    );
+    expect(() => fromHfConfig({ ...noTheta, rope_parameters: { rope_theta: 5e5, partial_rotary_factor: 0.5 } }, 'p.json')).toThrow(/partial_rotary_factor/);
+    expect(() => fromHfConfig({ ...noTheta, rope_scaling: { type: 'linear', factor: 2 } }, 's.json')).toThrow(/rope_scaling\.rope_type "linear"/);
+    expect(() => fromHfConfig({ ...base, rope_theta: 10000, rope_parameters: { rope_theta: 5e5 } }, 'c.json')).toThrow(/contradicts rope_theta/);
+  });
+
+  test('checkpoint weights are marked as ndbg layout; exported weights as HF; each reader refuses the other', async () => {
+    const c = testConfig();
+    const model = testModel(c, 3);
+    const ckpt = path.join(dir, 'marked');
+    writeModelCheckpoint(ckpt, c, model.getWeights());
+    expect(readSafetensors(path.join(ckpt, 'model.safetensors')).metadata).toEqual({ format: 'ndbg', ndbg_layout: 'linear-in-out' });
+    const hf = path.join(dir, 'marked-hf');
+    await exportHfCommand.handler({ checkpoint: ckpt, out: hf, $0: 'ndbg', _: [] } as never);
+    expect(readSafetensors(path.join(hf, 'model.safetensors')).metadata).toEqual({ format: 'pt' });
+    // An ndbg checkpoint handed to import-hf is named for what it is.
+    expect(() => importHfCommand.handler({ dir: ckpt, out: path.join(dir, 'o4'), $0: '', _: [] } as never)).toThrow(/ndbg checkpoint config, not a Hugging Face one/);
+    expect(() => importHfCommand.handler({ dir: path.join(dir, 'nope'), out: path.join(dir, 'o5'), $0: '', _: [] } as never)).toThrow(/does not exist/);
+    model.dispose();
   });
 });

@@ -4,6 +4,7 @@ import type { CommandModule } from 'yargs';
 import { writeModelCheckpoint } from '../../model/checkpoint';
 import { readHfModel } from '../../model/hf';
 import { LlamaModel } from '../../model/model';
+import { UserError } from '../../util/errors';
 
 interface ImportArgs {
   dir: string;
@@ -20,6 +21,7 @@ export const importHfCommand: CommandModule<object, ImportArgs> = {
       .option('out', { type: 'string', demandOption: true, describe: 'checkpoint directory to create (must not exist)' })
       .example('$0 import-hf hf/tiny --out ckpt/tiny', 'back from the HF layout'),
   handler: (args) => {
+    if (fs.existsSync(args.out)) throw new UserError(`${args.out} already exists; choose a new --out`);
     const { config, weights } = readHfModel(args.dir);
     LlamaModel.checkWeights(config, weights, path.join(args.dir, 'model.safetensors'));
     const tok = path.join(args.dir, 'tokenizer.model');
