@@ -1,6 +1,7 @@
 /** The data stage: build Arrow shards (build.ts), stream them for training (loader.ts) and validation (validation.ts). */
 export { buildDataset, type BuildOptions } from './build';
-export { MixtureLoader, type Batch, type LoaderOptions, type LoaderState } from './loader';
+export { batchFromRows, cropBatch, targetCount, type TokenBatch } from './batch';
+export { MixtureLoader, type LoaderBatch, type LoaderOptions, type LoaderState } from './loader';
 export { ValidationStream, type ValidationBatch, type ValidationOptions } from './validation';
 export { readManifest, type Manifest } from './manifest';
 export { openDatasets } from './dataset';

@@ -1,6 +1,6 @@
 /**
  * The training stream: rows from several sources, mixed by weight, shuffled within bounded
- * windows, cut into batches [B, T+1]. Its whole state is a few integers per source (see
+ * windows, cut into batches [B, T+1] (TokenBatch, batch.ts). Its whole state is a few integers per source (see
  * LoaderState); every row's position is a pure function of (seed, source, epoch, row counter),
  * so restoring a state continues with exactly the next batch, and no worker count enters.
  *
@@ -13,6 +13,8 @@
  */
 import { UserError } from '../util/errors';
 import { Rng } from '../util/rng';
+import { upperBound } from '../util/search';
+import { batchFromRows, type TokenBatch } from './batch';
 import { loadShard, openDatasets, type OpenedDataset, type OpenedSource } from './dataset';
 import type { ShardData } from './shard';
 
@@ -31,16 +33,10 @@ export interface LoaderOptions {
   tokenizerSha256?: string;
 }
 
-export interface Batch {
+/** A training batch (the row layout and lossMask meaning are TokenBatch's, batch.ts) and where it came from. */
+export interface LoaderBatch extends TokenBatch {
   /** Batches taken before this one (0 for the first). */
   step: number;
-  batchSize: number;
-  rowLen: number;
-  /** Row-major [batchSize, rowLen] token ids; inputs are [:, :-1], targets [:, 1:]. */
-  tokens: Int32Array;
-  /** [batchSize, rowLen], aligned with tokens: 1 = token is a target to learn. Use lossMask[:, 1:]. */
-  lossMask: Uint8Array;
-  /** [batchSize, rowLen]: document ordinal within (source, split), -1 for padding. */
   docIds: Int32Array;
   /** [batchSize]: index into `sourceNames` of each row's source. */
   sources: Uint8Array;
@@ -126,18 +122,6 @@ class SourceStream {
     }
     this.orderEpoch = epoch;
   }
-}
-
-/** Index of the first element > x in a sorted array. */
-function upperBound(a: number[], x: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (a[mid] <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 export class MixtureLoader {
@@ -230,22 +214,22 @@ export class MixtureLoader {
     return best;
   }
 
-  next(): Batch {
+  next(): LoaderBatch {
     const B = this.options.batchSize;
     const L = this.rowLen;
-    const tokens = new Int32Array(B * L);
+    const ids = new Int32Array(B * L);
     const lossMask = new Uint8Array(B * L);
     const docIds = new Int32Array(B * L);
     const sources = new Uint8Array(B);
     for (let b = 0; b < B; b++) {
       const s = this.pickSource();
       sources[b] = s;
-      this.streams[s].takeRow(b, L, tokens, lossMask, docIds);
+      this.streams[s].takeRow(b, L, ids, lossMask, docIds);
     }
-    return { step: this.step++, batchSize: B, rowLen: L, tokens, lossMask, docIds, sources };
+    return { ...batchFromRows(B, L, ids, lossMask, docIds), step: this.step++, docIds, sources };
   }
 
-  *[Symbol.iterator](): Iterator<Batch> {
+  *[Symbol.iterator](): Iterator<LoaderBatch> {
     for (;;) yield this.next();
   }
 }

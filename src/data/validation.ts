@@ -5,6 +5,7 @@
  * batch of a source may hold fewer than batchSize rows.
  */
 import { UserError } from '../util/errors';
+import { batchFromRows, type TokenBatch } from './batch';
 import { loadShard, openDatasets, type OpenedDataset } from './dataset';
 
 export interface ValidationOptions {
@@ -18,13 +19,9 @@ export interface ValidationOptions {
   tokenizerSha256?: string;
 }
 
-export interface ValidationBatch {
+/** Validation rows of one source (the layout and lossMask meaning are TokenBatch's, batch.ts). */
+export interface ValidationBatch extends TokenBatch {
   source: string;
-  /** Rows in this batch (<= batchSize). */
-  rows: number;
-  rowLen: number;
-  tokens: Int32Array;
-  lossMask: Uint8Array;
   docIds: Int32Array;
 }
 
@@ -51,16 +48,9 @@ export class ValidationStream {
         const shard = loadShard(src, k, 'val', this.options.verifySha256 ?? true);
         for (let r = 0; r < shard.rows && left > 0; ) {
           const n = Math.min(B, shard.rows - r, left);
-          const tokens = new Int32Array(n * L);
-          for (let i = 0; i < n * L; i++) tokens[i] = shard.tokens[r * L + i];
-          yield {
-            source: name,
-            rows: n,
-            rowLen: L,
-            tokens,
-            lossMask: shard.mask.slice(r * L, (r + n) * L),
-            docIds: shard.docIds.slice(r * L, (r + n) * L),
-          };
+          const ids = Int32Array.from(shard.tokens.subarray(r * L, (r + n) * L));
+          const docIds = shard.docIds.slice(r * L, (r + n) * L);
+          yield { ...batchFromRows(n, L, ids, shard.mask.slice(r * L, (r + n) * L), docIds), source: name, docIds };
           r += n;
           left -= n;
         }

@@ -96,16 +96,17 @@ export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: 
 }
 
 /**
- * Mean cross-entropy over positions weighted by `weights` (a loss mask), with a hand-written
- * gradient (softmax − onehot)·w/Σw so backward does not differentiate through log-softmax.
- * logits [N, V]; targets and weights are host arrays of length N. Σw = 0 gives loss 0.
+ * Cross-entropy over positions weighted by `weights` (a loss mask): the weighted mean, or with
+ * reduction 'sum' the weighted sum (what the trainer adds up over micro-batches), with a
+ * hand-written gradient (softmax − onehot)·scale so backward does not differentiate through
+ * log-softmax. logits [N, V]; targets and weights are host arrays of length N. Σw = 0 gives 0.
  */
-export function weightedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, weights: Float32Array): tf.Scalar {
+export function weightedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, weights: Float32Array, reduction: 'mean' | 'sum' = 'mean'): tf.Scalar {
   const [N, V] = logits.shape;
   let total = 0;
   for (let i = 0; i < N; i++) total += weights[i];
   const scale = new Float32Array(N);
-  for (let i = 0; i < N; i++) scale[i] = total > 0 ? weights[i] / total : 0;
+  for (let i = 0; i < N; i++) scale[i] = reduction === 'sum' ? weights[i] : total > 0 ? weights[i] / total : 0;
   const flat = new Int32Array(N);
   for (let i = 0; i < N; i++) {
     if (targets[i] < 0 || targets[i] >= V) throw new Error(`target token ${targets[i]} at position ${i} is outside the vocabulary (${V})`);

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import type { TokenBatch } from '../data/batch';
 import { Rng } from '../util/rng';
 import { UserError } from '../util/errors';
 import { ModelConfig, headDim, parameterShapes } from './config';
@@ -23,15 +24,6 @@ import { applyRope, attention, attentionBias, rmsNorm, ropeTables, silu, weighte
  * get init_std/sqrt(2·n_layers) (GPT-2's scaling, so the residual stream's variance does not grow
  * with depth); RMSNorm weights are 1.
  */
-export interface Batch {
-  /** Token ids [B, T+1]: inputs are ids[:, :T], targets ids[:, 1:]. */
-  ids: Int32Array[];
-  /** Weight of each target position [B, T] (1 = counts, 0 = ignored); default all 1. */
-  lossMask?: Float32Array[];
-  /** Document id of each input position [B, T] (or [B, T+1]; the last column is ignored). */
-  docIds?: Int32Array[];
-}
-
 /** Per-layer key/value tensors [1|B, Hkv, S, hd] for incremental decoding. */
 export interface KvCache {
   k: tf.Tensor4D[];
@@ -107,7 +99,7 @@ export class LlamaModel {
    * Loss and its gradient for every parameter, by HF name. The caller disposes the tensors
    * (e.g. after its optimizer step); nothing else is left allocated.
    */
-  lossAndGrads(batch: Batch): { loss: tf.Scalar; grads: Map<string, tf.Tensor> } {
+  lossAndGrads(batch: TokenBatch): { loss: tf.Scalar; grads: Map<string, tf.Tensor> } {
     const { value, grads } = tf.variableGrads(() => this.loss(batch), [...this.params.values()]);
     const byName = new Map<string, tf.Tensor>();
     for (const [name, v] of this.params) byName.set(name, grads[v.name]);
@@ -210,27 +202,37 @@ export class LlamaModel {
     });
   }
 
+  /** Mean next-token cross-entropy over the batch's targets (TokenBatch's lossMask, src/data/batch.ts). */
+  loss(batch: TokenBatch): tf.Scalar {
+    return this.crossEntropy(batch, 'mean');
+  }
+
   /**
-   * Mean cross-entropy of next-token prediction over the batch, weighted by lossMask.
-   * Usable inside tf.variableGrads / optimizer.minimize (all intermediates are tidied).
+   * The sum over the batch's targets instead of the mean: micro-batches add up, and the trainer
+   * divides once by the step's target count. Usable inside tf.variableGrads (all tidied).
    */
-  loss(batch: Batch): tf.Scalar {
-    const B = batch.ids.length;
+  lossSum(batch: TokenBatch): tf.Scalar {
+    return this.crossEntropy(batch, 'sum');
+  }
+
+  private crossEntropy(batch: TokenBatch, reduction: 'mean' | 'sum'): tf.Scalar {
+    const { batchSize: B, seqLen: T, ids, lossMask } = batch;
+    const w = T + 1;
     if (B === 0) throw new Error('loss: empty batch');
-    const T = batch.ids[0].length - 1;
     if (T < 1) throw new Error('loss: ids must be [B, T+1] with T ≥ 1');
-    const inputs: Int32Array[] = [];
+    if (ids.length !== B * w || lossMask.length !== B * w) throw new Error(`loss: ids and lossMask must hold ${B}×${w} values`);
+    const inputs = new Int32Array(B * T);
     const targets = new Int32Array(B * T);
-    const weights = new Float32Array(B * T).fill(1);
+    const weights = new Float32Array(B * T);
     for (let b = 0; b < B; b++) {
-      if (batch.ids[b].length !== T + 1) throw new Error(`loss: row ${b} has ${batch.ids[b].length} ids, expected ${T + 1}`);
-      inputs.push(batch.ids[b].subarray(0, T));
-      targets.set(batch.ids[b].subarray(1), b * T);
-      if (batch.lossMask) weights.set(batch.lossMask[b].subarray(0, T), b * T);
+      inputs.set(ids.subarray(b * w, b * w + T), b * T);
+      targets.set(ids.subarray(b * w + 1, (b + 1) * w), b * T);
+      for (let t = 0; t < T; t++) weights[b * T + t] = lossMask[b * w + t + 1] ? 1 : 0;
     }
+    const docIds = batch.docIds && Array.from({ length: B }, (_, b) => batch.docIds!.subarray(b * w, b * w + T));
     return tf.tidy(() => {
-      const { h } = this.hidden(toIds(inputs), batch.docIds?.map((d) => d.subarray(0, T)));
-      return weightedCrossEntropy(this.head(h), targets, weights);
+      const { h } = this.hidden(tf.tensor2d(inputs, [B, T], 'int32'), docIds);
+      return weightedCrossEntropy(this.head(h), targets, weights, reduction);
     });
   }
 

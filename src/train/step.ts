@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { AdamW } from './adamw';
-import { Batch, TrainableModel, countTokens } from './types';
+import { targetCount, type TokenBatch } from '../data/batch';
+import type { TrainableModel } from './types';
 
 /**
  * One optimizer step over several micro-batches (gradient accumulation).
@@ -27,11 +28,11 @@ export interface StepOptions {
   gradClip: number;
 }
 
-export function trainStep(model: TrainableModel, opt: AdamW, microBatches: Batch[], o: StepOptions): StepResult {
+export function trainStep(model: TrainableModel, opt: AdamW, microBatches: TokenBatch[], o: StepOptions): StepResult {
   const vars = model.params.map((p) => p.variable);
   const byVarName = new Map(model.params.map((p) => [p.variable.name, p.name]));
   let tokens = 0;
-  for (const b of microBatches) tokens += countTokens(b);
+  for (const b of microBatches) tokens += targetCount(b);
 
   const acc = new Map<string, tf.Tensor>();
   let lossSum: tf.Tensor = tf.scalar(0);
@@ -75,14 +76,14 @@ export function trainStep(model: TrainableModel, opt: AdamW, microBatches: Batch
 }
 
 /** Mean per-token loss over a fixed list of batches, without gradients. */
-export function evalLoss(model: TrainableModel, batches: Batch[]): { loss: number; tokens: number } {
+export function evalLoss(model: TrainableModel, batches: TokenBatch[]): { loss: number; tokens: number } {
   let total = 0;
   let tokens = 0;
   for (const b of batches) {
     const s = tf.tidy(() => model.lossSum(b));
     total += s.dataSync()[0];
     s.dispose();
-    tokens += countTokens(b);
+    tokens += targetCount(b);
   }
   return { loss: tokens ? total / tokens : NaN, tokens };
 }

@@ -11,7 +11,8 @@ import { MetricsLog, MetricsRecord, truncateMetrics } from './metrics';
 import { lrAt } from './schedule';
 import { TrainerState, packCheckpoint, unpackCheckpoint } from './state';
 import { evalLoss, trainStep } from './step';
-import type { Batch, BatchStream, TrainableModel } from './types';
+import type { TokenBatch } from '../data/batch';
+import type { BatchStream, TrainableModel } from './types';
 
 /**
  * The training loop: batches → step → metrics → validation → checkpoint, resumable exactly.
@@ -25,7 +26,7 @@ export interface TrainerDeps {
   /** A fresh train stream, or one restored from a checkpoint's data_state. */
   openTrainStream(state?: unknown): BatchStream;
   /** The fixed validation batches (same every evaluation); empty when there is no val split. */
-  validationBatches(count: number): Batch[];
+  validationBatches(count: number): TokenBatch[];
   backend: string;
   /** The whole resolved run config, saved as config.json in the run dir and every checkpoint. */
   resolvedConfig: Record<string, unknown>;
@@ -102,7 +103,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   replaceFileAtomic(path.join(o.runDir, 'config.json'), JSON.stringify(deps.resolvedConfig, null, 2) + '\n');
 
   const valBatches = tc.eval_every > 0 ? deps.validationBatches(tc.eval_batches) : [];
-  const metrics = new MetricsLog(metricsFile);
+  const metrics = new MetricsLog(metricsFile, { tensorboard: tc.tensorboard });
   // With a time budget the number of steps is known only after calibration: no fixed total then.
   const progress = new Progress('train', tc.max_minutes === null ? tc.steps - step : undefined, process.stderr, o.quiet ?? false);
   const startStep = step;
@@ -154,7 +155,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   try {
     while (step < horizon && !stopRequested) {
       const t0 = performance.now();
-      const micro: Batch[] = [];
+      const micro: TokenBatch[] = [];
       for (let i = 0; i < tc.grad_accum; i++) micro.push(await stream.next());
       const lr = lrAt(o.optim.schedule, step, horizon);
       const tc0 = performance.now();

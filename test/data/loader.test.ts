@@ -1,12 +1,12 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { MixtureLoader, type Batch, type LoaderOptions, type LoaderState } from '../../src/data/loader';
+import { MixtureLoader, type LoaderBatch, type LoaderOptions, type LoaderState } from '../../src/data/loader';
 import { ValidationStream } from '../../src/data/validation';
 import { readManifest } from '../../src/data/manifest';
 import { buildMixture, tmpDir } from './helpers';
 
-function bytesOf(b: Batch): Buffer {
-  return Buffer.concat([Buffer.from(b.tokens.buffer), Buffer.from(b.lossMask.buffer), Buffer.from(b.docIds.buffer), Buffer.from(b.sources.buffer)]);
+function bytesOf(b: LoaderBatch): Buffer {
+  return Buffer.concat([Buffer.from(b.ids.buffer), Buffer.from(b.lossMask.buffer), Buffer.from(b.docIds.buffer), Buffer.from(b.sources.buffer)]);
 }
 
 describe('MixtureLoader', () => {
@@ -27,7 +27,7 @@ describe('MixtureLoader', () => {
       const b = loader.next();
       for (let r = 0; r < b.batchSize; r++) {
         let n = 0;
-        for (let i = 1; i < b.rowLen; i++) if (b.docIds[r * b.rowLen + i] >= 0) n++;
+        for (let i = 1; i < (b.seqLen + 1); i++) if (b.docIds[r * (b.seqLen + 1) + i] >= 0) n++;
         perSource[b.sources[r]] += n;
         total += n;
       }
@@ -44,7 +44,7 @@ describe('MixtureLoader', () => {
     const seen = (seed: number) => {
       const loader = new MixtureLoader({ ...opts, seed, weights: { c: 1 }, batchSize: 1 });
       const rows: string[] = [];
-      for (let i = 0; i < rowsOfC; i++) rows.push(Buffer.from(loader.next().tokens.buffer).toString('hex'));
+      for (let i = 0; i < rowsOfC; i++) rows.push(Buffer.from(loader.next().ids.buffer).toString('hex'));
       return rows;
     };
     const r1 = seen(1);
@@ -92,14 +92,16 @@ describe('MixtureLoader', () => {
 
   it('yields [B, T+1] tokens, masks and doc ids consistent with each other', () => {
     const b = new MixtureLoader(opts).next();
-    expect(b.tokens).toHaveLength(8 * 33);
+    expect(b.ids).toHaveLength(8 * 33);
     expect(b.lossMask).toHaveLength(8 * 33);
     expect(b.docIds).toHaveLength(8 * 33);
     const { bosId, padId } = readManifest(out).tokenizer;
-    for (let i = 0; i < b.tokens.length; i++) {
-      if (b.docIds[i] < 0) expect([b.tokens[i], b.lossMask[i]]).toEqual([padId, 0]);
-      if (b.tokens[i] === bosId) expect(b.lossMask[i]).toBe(0);
-      if (b.docIds[i] >= 0 && b.tokens[i] !== bosId) expect(b.lossMask[i]).toBe(1);
+    for (let i = 0; i < b.ids.length; i++) {
+      if (b.docIds[i] < 0) expect([b.ids[i], b.lossMask[i]]).toEqual([padId, 0]);
+      if (b.ids[i] === bosId) expect(b.lossMask[i]).toBe(0);
+      // Column 0 is never a target (TokenBatch's invariant); every other real token but BOS is.
+      if (i % 33 === 0) expect(b.lossMask[i]).toBe(0);
+      else if (b.docIds[i] >= 0 && b.ids[i] !== bosId) expect(b.lossMask[i]).toBe(1);
     }
   });
 
@@ -115,7 +117,7 @@ describe('ValidationStream', () => {
   it('is fixed and repeatable, and covers every validation row once, by source', async () => {
     const { out, manifest } = await buildMixture(tmpDir('val'));
     const stream = new ValidationStream({ datasets: [out], batchSize: 5 });
-    const pass = () => Array.from(stream.batches(), (b) => ({ source: b.source, rows: b.rows, hex: Buffer.from(b.tokens.buffer).toString('hex') }));
+    const pass = () => Array.from(stream.batches(), (b) => ({ source: b.source, rows: b.batchSize, hex: Buffer.from(b.ids.buffer).toString('hex') }));
     const first = pass();
     expect(pass()).toEqual(first);
     for (const s of manifest.sources) {
@@ -124,7 +126,7 @@ describe('ValidationStream', () => {
       expect(s.val.rows).toBeGreaterThan(0);
     }
     const capped = Array.from(new ValidationStream({ datasets: [out], batchSize: 5, sources: ['b'], maxRowsPerSource: 7 }).batches());
-    expect(capped.map((b) => b.rows)).toEqual([5, 2]);
+    expect(capped.map((b) => b.batchSize)).toEqual([5, 2]);
     expect(fs.existsSync(path.join(out, 'val'))).toBe(true);
   });
 });

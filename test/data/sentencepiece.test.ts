@@ -32,10 +32,10 @@ describe('data build with the sentencepiece tokenizer', () => {
     const targets: number[] = [];
     for (let r = 0; r < rows; r++) {
       const b = loader.next();
-      for (let i = r === 0 ? 0 : 1; i < b.rowLen; i++) {
+      for (let i = r === 0 ? 0 : 1; i < b.seqLen + 1; i++) {
         if (b.docIds[i] < 0) continue;
-        ids.push(b.tokens[i]);
-        if (b.lossMask[i]) targets.push(b.tokens[i]);
+        ids.push(b.ids[i]);
+        if (b.lossMask[i]) targets.push(b.ids[i]);
       }
     }
     const want = fs.readFileSync(path.join(FIXTURES, 'ndl.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).text as string).join('');

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/model/backend';
 import { disposeCache, KvCache } from '../../src/model/model';
+import type { TokenBatch } from '../../src/data/batch';
 import { Rng } from '../../src/util/rng';
 import { referenceLogits, referenceLoss } from './reference';
 import { randomIds, testConfig, testModel } from './helpers';
@@ -10,6 +11,20 @@ import { randomIds, testConfig, testModel } from './helpers';
  * reference, gradients against finite differences of the float64 reference loss, KV-cache
  * decoding against the full forward, and no tensor leak over 200 training steps.
  */
+/** A TokenBatch from rows of T+1 ids, target-aligned 0/1 weights [B, T] and document ids [B, T+1]. */
+function tokenBatch(rows: Int32Array[], weights?: Float32Array[], docs?: Int32Array[]): TokenBatch {
+  const w = rows[0].length;
+  const ids = new Int32Array(rows.length * w);
+  const lossMask = new Uint8Array(rows.length * w);
+  const docIds = docs && new Int32Array(rows.length * w);
+  rows.forEach((r, b) => {
+    ids.set(r, b * w);
+    for (let t = 1; t < w; t++) lossMask[b * w + t] = weights ? weights[b][t - 1] : 1;
+    docIds?.set(docs![b], b * w);
+  });
+  return { batchSize: rows.length, seqLen: w - 1, ids, lossMask, docIds };
+}
+
 describe.each(['cpu', 'wasm'] as const)('model numerics on %s', (backend) => {
   beforeAll(async () => {
     await initBackend(backend, () => undefined);
@@ -55,9 +70,9 @@ describe.each(['cpu', 'wasm'] as const)('model numerics on %s', (backend) => {
     const m = testModel(c, 7);
     const rng = Rng.from(9, 'grad');
     const ids = randomIds(rng, 2, 7, c.vocab_size);
-    const lossMask = [Float32Array.from([1, 1, 0, 1, 1, 1]), Float32Array.from([0, 1, 1, 1, 0.5, 1])];
+    const lossMask = [Float32Array.from([1, 1, 0, 1, 1, 1]), Float32Array.from([0, 1, 1, 1, 0, 1])];
     const docIds = [Int32Array.from([0, 0, 0, 1, 1, 1, 1]), Int32Array.from([3, 3, 3, 3, 3, 3, 3])];
-    const batch = { ids, lossMask, docIds };
+    const batch = tokenBatch(ids, lossMask, docIds);
     const { loss, grads } = m.lossAndGrads(batch);
     const w = m.getWeights();
     expect(Math.abs(loss.dataSync()[0] - referenceLoss(c, w, ids, lossMask, docIds))).toBeLessThan(1e-5);
@@ -118,7 +133,7 @@ describe.each(['cpu', 'wasm'] as const)('model numerics on %s', (backend) => {
     let first = 0;
     let last = 0;
     for (let step = 0; step < 200; step++) {
-      const batch = { ids: randomIds(rng, 1, 5, c.vocab_size), docIds: [Int32Array.from([0, 0, 1, 1, 1])] };
+      const batch = tokenBatch(randomIds(rng, 1, 5, c.vocab_size), undefined, [Int32Array.from([0, 0, 1, 1, 1])]);
       tf.tidy(() => {
         const { loss, grads } = m.lossAndGrads(batch);
         for (const [name, v] of m.trainableVariables()) v.assign(tf.sub(v, tf.mul(grads.get(name)!, 0.1)));

@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { Rng, RngState } from '../../src/util/rng';
-import type { Batch, BatchStream, TrainableModel } from '../../src/train/types';
+import type { TokenBatch } from '../../src/data/batch';
+import type { BatchStream, TrainableModel } from '../../src/train/types';
 
 /**
  * A small real model for unit tests of the optimizer and loop, independent of src/model:
@@ -25,7 +26,7 @@ export function tinyModel(vocab: number, dim: number, seed: number, prefix = '')
   return {
     params,
     flopsPerToken: 6 * dim * vocab,
-    lossSum(b: Batch): tf.Scalar {
+    lossSum(b: TokenBatch): tf.Scalar {
       const w = b.seqLen + 1;
       const n = b.batchSize * b.seqLen;
       const inputs = new Int32Array(n);
@@ -95,7 +96,7 @@ export class SyntheticStream implements BatchStream {
   ) {
     this.rng = state ? Rng.fromState(state) : Rng.from(seed, 'synthetic');
   }
-  next(): Batch {
+  next(): TokenBatch {
     return syntheticBatch(this.rng, this.vocab, this.batchSize, this.seqLen);
   }
   state(): RngState {
@@ -103,7 +104,7 @@ export class SyntheticStream implements BatchStream {
   }
 }
 
-export function syntheticBatch(rng: Rng, vocab: number, rows: number, seqLen: number): Batch {
+export function syntheticBatch(rng: Rng, vocab: number, rows: number, seqLen: number): TokenBatch {
   const w = seqLen + 1;
   const ids = new Int32Array(rows * w);
   const lossMask = new Uint8Array(rows * w);
@@ -119,7 +120,7 @@ export function syntheticBatch(rng: Rng, vocab: number, rows: number, seqLen: nu
 }
 
 /** Rows [from, to) of a batch as a new batch. */
-export function sliceRows(b: Batch, from: number, to: number): Batch {
+export function sliceRows(b: TokenBatch, from: number, to: number): TokenBatch {
   const w = b.seqLen + 1;
   return {
     batchSize: to - from,

@@ -4,7 +4,7 @@ import { LlamaModel } from '../../src/model/model';
 import { AdamW } from '../../src/train/adamw';
 import { trainableLlama } from '../../src/train/adapters';
 import { trainStep } from '../../src/train/step';
-import type { Batch } from '../../src/train/types';
+import type { TokenBatch } from '../../src/data/batch';
 import { Rng } from '../../src/util/rng';
 import { sliceRows } from './helpers';
 
@@ -13,7 +13,7 @@ beforeAll(async () => {
   await initBackend('wasm', () => undefined);
 });
 
-function batch(rows: number, T: number, V: number): Batch {
+function batch(rows: number, T: number, V: number): TokenBatch {
   const rng = Rng.from(11, 'llama-accum');
   const w = T + 1;
   const ids = new Int32Array(rows * w);

@@ -9,7 +9,8 @@ import { FAULT_POINTS, InjectedFault } from '../../src/train/fault';
 import { readMetrics } from '../../src/train/metrics';
 import { train, TrainerDeps } from '../../src/train/trainer';
 import type { RngState } from '../../src/util/rng';
-import type { Batch, BatchStream } from '../../src/train/types';
+import type { TokenBatch } from '../../src/data/batch';
+import type { BatchStream } from '../../src/train/types';
 import { SyntheticStream, tinyModel } from './helpers';
 
 /** The loop in-process on the small helper model: resume logic, guards, retention. */
@@ -36,7 +37,7 @@ function deps(opts: { failAtBatch?: number; initSeed?: number; config?: Record<s
       const s = new SyntheticStream(V, 3, 12, 9, state as RngState | undefined);
       let n = 0;
       return {
-        next: (): Batch => {
+        next: (): TokenBatch => {
           if (opts.failAtBatch !== undefined && n++ === opts.failAtBatch) throw new Error('simulated crash');
           return s.next();
         },
