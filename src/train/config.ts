@@ -85,6 +85,13 @@ export const TrainSchema = z
     max_minutes: z.number().positive().nullable().default(null),
     /** Peak FLOP/s of the hardware for MFU; 0 means MFU is not reported. */
     peak_flops: z.number().min(0).default(0),
+    /** Also write TensorBoard scalars (loss, lr, grad norm, tokens/s, val loss) beside metrics.jsonl. */
+    tensorboard: z.boolean().default(false),
+    /**
+     * Start a new run from existing weights (optimizer fresh): a checkpoint directory or a Hugging
+     * Face Llama directory whose model matches the `model` section (src/train/init_from.ts).
+     */
+    init_from: z.string().min(1).nullable().default(null),
   })
   .strict();
 

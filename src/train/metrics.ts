@@ -1,6 +1,8 @@
 import * as fs from 'fs';
+import * as path from 'path';
 import { JsonlWriter } from '../util/jsonl';
 import { replaceFileAtomic } from '../util/fsync';
+import { TensorBoardWriter, trainingScalars } from './tensorboard';
 
 /**
  * RUN_DIR/metrics.jsonl: one line per optimizer step (step is 1-based: the number of updates
@@ -50,15 +52,20 @@ export function truncateMetrics(file: string, step: number): void {
   replaceFileAtomic(file, kept.map((r) => JSON.stringify(r) + '\n').join(''));
 }
 
+/** metrics.jsonl, plus TensorBoard scalars in the same directory when `tensorboard` is on (train.tensorboard). */
 export class MetricsLog {
   private readonly writer: JsonlWriter;
-  constructor(readonly file: string) {
+  private readonly tb?: TensorBoardWriter;
+  constructor(readonly file: string, opts: { tensorboard?: boolean } = {}) {
     this.writer = new JsonlWriter(file, true);
+    if (opts.tensorboard) this.tb = new TensorBoardWriter(path.dirname(file));
   }
   write(rec: MetricsRecord): void {
     this.writer.write(rec);
+    this.tb?.scalars(rec.step, trainingScalars(rec));
   }
   close(): void {
     this.writer.close();
+    this.tb?.close();
   }
 }

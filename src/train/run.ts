@@ -1,6 +1,7 @@
 import { initBackend, BackendChoice } from '../model/backend';
 import { LlamaModel } from '../model/model';
 import { dataStreams, trainableLlama } from './adapters';
+import { loadInitWeights } from './init_from';
 import { loadRunConfig } from './run_config';
 import { train, TrainSummary } from './trainer';
 
@@ -19,8 +20,11 @@ export interface TrainFromConfigOptions {
 
 export async function trainFromConfig(o: TrainFromConfigOptions): Promise<TrainSummary & { backend: string }> {
   const run = loadRunConfig(o.config, o.overrides);
+  // Read before any backend or model exists, so a bad train.init_from fails first.
+  const init = run.config.train.init_from ? loadInitWeights(run.config.train.init_from, run.model) : undefined;
   const backend = await initBackend(run.config.train.backend as BackendChoice, o.log);
   const llama = LlamaModel.create(run.model, run.config.train.seed);
+  if (init) llama.setWeights(init.weights);
   try {
     const streams = dataStreams(run.config, run.seqLen, run.manifest.tokenizer.sha256);
     const summary = await train(
@@ -29,7 +33,8 @@ export async function trainFromConfig(o: TrainFromConfigOptions): Promise<TrainS
         openTrainStream: streams.openTrainStream,
         validationBatches: streams.validationBatches,
         backend: backend.choice,
-        resolvedConfig: run.config as unknown as Record<string, unknown>,
+        // The run's config.json records where the initial weights came from.
+        resolvedConfig: (init ? { ...run.config, init_from: init.record } : run.config) as unknown as Record<string, unknown>,
         tokenizer: run.manifest.tokenizer,
       },
       { runDir: o.runDir, train: run.config.train, optim: run.config.optim, resume: o.resume, quiet: o.quiet, log: o.log },
