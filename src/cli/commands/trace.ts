@@ -6,7 +6,8 @@ import { loadConfig } from '../../util/config';
 import { UserError } from '../../util/errors';
 import { JsonlWriter } from '../../util/jsonl';
 import { withConfigOptions } from '../options';
-import { formatSummary, parseShard, runTraceBatch } from '../../trace/batch';
+import { formatSummary, runTraceBatch } from '../../trace/batch';
+import { parseShardSpec } from '../../util/shard';
 import { formatTrace } from '../../trace/format';
 import { resolveIsolation, traceProgram } from '../../trace/index';
 import type { SandboxOptions } from '../../trace/pool';
@@ -54,7 +55,7 @@ export const traceCommand: CommandModule = {
       .option('input', { type: 'string', describe: 'JSONL of programs {id, code, input, entry?} (CruxEval style)' })
       .option('out', { type: 'string', describe: 'Output JSONL of trace records (appended; ids already there are skipped)' })
       .option('workers', { type: 'number', default: 1, describe: 'Sandbox workers (programs traced in parallel)' })
-      .option('shard', { type: 'string', describe: 'I/N: trace only the ids whose hash is I mod N (I from 0)' })
+      .option('shard', { type: 'string', describe: 'I/N: trace only the ids whose hash is I mod N (I from 0); auto: I and N from a Slurm array or Kubernetes Indexed Job (docs/scale-out.md)' })
       .option('timeout', { type: 'number', describe: 'Wall-clock seconds per program (trace.timeout_s, default 5)' })
       .option('max-events', { type: 'number', describe: 'Event cap per program; status never beyond it (trace.max_events, default 10000)' })
       .option('memory-mb', { type: 'number', describe: 'Address-space limit per program in MiB (trace.memory_mb, default 1024)' })
@@ -123,7 +124,7 @@ async function traceMany(args: Record<string, unknown>, sandbox: SandboxOptions)
     input: args.input as string,
     out: args.out as string,
     workers: args.workers as number,
-    shard: args.shard ? parseShard(args.shard as string) : undefined,
+    shard: args.shard ? parseShardSpec(args.shard as string) : undefined,
     sandbox,
     quiet: args.quiet as boolean,
   });

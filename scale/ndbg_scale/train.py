@@ -1,0 +1,306 @@
+"""Continue an ndbg run with PyTorch DistributedDataParallel (docs/scale-out.md).
+
+    torchrun --nproc_per_node 2 scale/train.py --hf hf/ --from runs/x/checkpoints/step-00000500 \
+        --out runs/x-torch --steps 20000
+
+Every rank builds the same ndbg mixture loader (same seed, restored from the checkpoint's
+loader state) and takes its slice of each micro-batch, so the global step sees exactly the rows
+the tfjs trainer would have seen. The step is ndbg's (src/train/step.ts): the gradient of the
+summed token losses over all ranks and micro-batches, divided once by the step's target count,
+global-norm clipped, AdamW with the run config's betas, eps, decay groups and schedule. DDP
+averages gradients over ranks; multiplying by the world size turns that back into the sum.
+
+Checkpoints (OUT/checkpoints/step-N/) are Hugging Face directories (config.json,
+model.safetensors, the tokenizer files of --hf) that `ndbg import-hf` reads, plus this side's
+optimizer.pt and scale_state.json for --resume, and COMPLETE written last.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+from .data import DataError, MixtureLoader, crop
+from .model import load_model, loss_sum
+from .recipe import ConfigError, decays, load_run_config, lr_at
+
+LINEAR = re.compile(r"(_proj\.weight|^lm_head\.weight)$")
+TOKENIZER_FILES = ("tokenizer.model", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json")
+STATE_FORMAT = "ndbg-scale-state/1"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="scale/train.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--hf", required=True, help="an `ndbg export-hf` directory: the weights to start from, and the tokenizer to ship")
+    p.add_argument("--from", dest="from_ckpt", help="the ndbg checkpoint that --hf was exported from: continue its step, loader state and AdamW moments")
+    p.add_argument("--config", help="the run config (default: the --from checkpoint's config.json)")
+    p.add_argument("--out", required=True, help="run directory for metrics.jsonl and checkpoints/")
+    p.add_argument("--steps", type=int, help="total optimizer steps of the run (train.steps; the schedule's length)")
+    p.add_argument("--datasets", nargs="+", help="data set directories, replacing data.datasets (paths on this machine)")
+    p.add_argument("--checkpoint-every", type=int, help="checkpoint cadence in steps (default train.checkpoint_every; the last step always)")
+    p.add_argument("--resume", action="store_true", help="continue from the newest complete checkpoint in --out")
+    p.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"], help="transformers attention implementation")
+    p.add_argument("--threads", type=int, help="torch CPU threads per process (default: cores / processes)")
+    p.add_argument("--quiet", action="store_true")
+    return p.parse_args(argv)
+
+
+class Dist:
+    """torchrun's environment; one process without it."""
+
+    def __init__(self):
+        self.world = int(os.environ.get("WORLD_SIZE", "1"))
+        self.rank = int(os.environ.get("RANK", "0"))
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        self.device = torch.device("cpu")
+        self.on = self.world > 1
+        if torch.cuda.is_available():
+            torch.cuda.set_device(self.local_rank)
+            self.device = torch.device("cuda", self.local_rank)
+        if self.on:
+            backend = "nccl" if self.device.type == "cuda" else "gloo"
+            dist.init_process_group(backend, timeout=datetime.timedelta(minutes=10))
+
+    def sum(self, values):
+        t = torch.tensor(values, dtype=torch.float64, device=self.device)
+        if self.on:
+            dist.all_reduce(t, op=dist.ReduceOp.SUM)
+        return t.tolist()
+
+    def barrier(self):
+        if self.on:
+            dist.barrier()
+
+    def close(self):
+        if self.on:
+            dist.destroy_process_group()
+
+
+def fail(msg: str, code: int = 2):
+    sys.stderr.write(f"scale/train.py: {msg}\n")
+    sys.exit(code)
+
+
+def read_json(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        fail(f"{path} not found")
+    except json.JSONDecodeError as e:
+        fail(f"{path}: not valid JSON ({e})")
+
+
+def complete_checkpoints(out: str):
+    d = os.path.join(out, "checkpoints")
+    if not os.path.isdir(d):
+        return []
+    found = []
+    for name in os.listdir(d):
+        m = re.fullmatch(r"step-(\d{8})", name)
+        if m and os.path.exists(os.path.join(d, name, "COMPLETE")):
+            found.append((int(m.group(1)), os.path.join(d, name)))
+    return sorted(found)
+
+
+def load_ndbg_moments(ckpt: str, params: dict, optimizer):
+    """AdamW moments of an ndbg checkpoint (model layout, [in, out] linears) into torch's AdamW."""
+    from safetensors import safe_open
+
+    path = os.path.join(ckpt, "optimizer.safetensors")
+    with safe_open(path, framework="pt") as f:
+        t = int((f.metadata() or {}).get("t", "0"))
+        keys = set(f.keys())
+        for name, p in params.items():
+            state = {}
+            for kind, slot in (("m", "exp_avg"), ("v", "exp_avg_sq")):
+                key = f"{kind}.{name}"
+                if key not in keys:
+                    fail(f"{path} has no moment {key}: was --hf exported from this checkpoint?")
+                x = f.get_tensor(key)
+                if LINEAR.search(name):
+                    x = x.t()
+                if tuple(x.shape) != tuple(p.shape):
+                    fail(f"{path}: {key} has shape {list(x.shape)}, the model's {name} has {list(p.shape)}")
+                state[slot] = x.contiguous().to(p.device, torch.float32)
+            state["step"] = torch.tensor(float(t))
+            optimizer.state[p] = state
+    return t
+
+
+def save_checkpoint(out: str, step: int, model, optimizer, hf_dir: str, scale_state: dict, keep_last: int):
+    ckdir = os.path.join(out, "checkpoints")
+    final = os.path.join(ckdir, f"step-{step:08d}")
+    tmp = os.path.join(ckdir, f".tmp-step-{step}-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    model.save_pretrained(tmp, safe_serialization=True)
+    cfg_file = os.path.join(tmp, "config.json")
+    cfg = read_json(cfg_file)
+    # Newer transformers keep rope_theta inside rope_parameters; readers of the classic
+    # LlamaConfig layout (ndbg import-hf among them) look for it at the top level.
+    rope = cfg.get("rope_parameters") or {}
+    if "rope_theta" not in cfg and "rope_theta" in rope:
+        cfg["rope_theta"] = rope["rope_theta"]
+        with open(cfg_file, "w", encoding="utf-8") as f:
+            json.dump(cfg, f, indent=2)
+    for name in TOKENIZER_FILES:
+        src = os.path.join(hf_dir, name)
+        if os.path.exists(src) and not os.path.exists(os.path.join(tmp, name)):
+            shutil.copyfile(src, os.path.join(tmp, name))
+    torch.save(optimizer.state_dict(), os.path.join(tmp, "optimizer.pt"))
+    with open(os.path.join(tmp, "scale_state.json"), "w", encoding="utf-8") as f:
+        json.dump(scale_state, f, indent=1)
+    files = sorted(os.listdir(tmp))
+    with open(os.path.join(tmp, "COMPLETE"), "w", encoding="utf-8") as f:
+        json.dump({n: os.path.getsize(os.path.join(tmp, n)) for n in files}, f)
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+    for s, d in complete_checkpoints(out)[:-keep_last]:
+        shutil.rmtree(d, ignore_errors=True)
+    return final
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    env = Dist()
+    log = (lambda s: None) if (args.quiet or env.rank != 0) else (lambda s: sys.stderr.write(s + "\n"))
+    try:
+        config_file = args.config or (os.path.join(args.from_ckpt, "config.json") if args.from_ckpt else None)
+        if not config_file:
+            fail("give --config RUN/config.json, or --from an ndbg checkpoint (its config.json is the run's)")
+        cfg = load_run_config(config_file)
+    except ConfigError as e:
+        fail(str(e))
+    if args.steps is not None:
+        cfg["train"]["steps"] = args.steps
+    if args.datasets:
+        cfg["data"]["datasets"] = args.datasets
+    if args.checkpoint_every is not None:
+        cfg["train"]["checkpoint_every"] = args.checkpoint_every
+    tr, optim_cfg, data_cfg = cfg["train"], cfg["optim"], cfg["data"]
+    B, accum, steps = tr["micro_batch_size"], tr["grad_accum"], tr["steps"]
+    if B % env.world:
+        fail(f"train.micro_batch_size {B} is not divisible by the {env.world} processes; each takes an equal slice of every micro-batch")
+    torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", env.world)))))
+    torch.manual_seed(tr["seed"])
+
+    start_step, loader_state, tokens_seen, ndbg_t = 0, None, 0, None
+    resume = complete_checkpoints(args.out)[-1] if args.resume and complete_checkpoints(args.out) else None
+    weights_dir = args.hf
+    if resume:
+        weights_dir = resume[1]
+        st = read_json(os.path.join(resume[1], "scale_state.json"))
+        start_step, loader_state, tokens_seen = st["step"], st["data_state"], st["tokens_seen"]
+        log(f"resume: {resume[1]} (step {start_step})")
+    elif args.from_ckpt:
+        st = read_json(os.path.join(args.from_ckpt, "state.json"))
+        if st.get("format") != "ndbg-train-state/1":
+            fail(f"{args.from_ckpt}/state.json: not an ndbg trainer state (format {st.get('format')!r})")
+        start_step, loader_state, tokens_seen = st["step"], st["data_state"], st.get("tokens_seen", 0)
+    if start_step >= steps:
+        fail(f"the run is at step {start_step} already; --steps {steps} leaves nothing to do")
+
+    model = load_model(weights_dir, args.attn).to(env.device)
+    if model.config.vocab_size != cfg["model"]["vocab_size"]:
+        fail(f"{weights_dir}: vocab_size {model.config.vocab_size} differs from the run config's model.vocab_size {cfg['model']['vocab_size']} ({config_file})")
+    seq_len = data_cfg.get("seq_len")
+    try:
+        loader = MixtureLoader(
+            data_cfg["datasets"], B, tr["seed"], weights=data_cfg.get("weights"), shuffle_window=data_cfg["shuffle_window"],
+            verify_sha256=data_cfg["verify_sha256"], state=loader_state,
+        )
+    except DataError as e:
+        fail(str(e))
+    seq_len = seq_len or loader.seq_len
+    params = dict(model.named_parameters())
+    groups = {True: [], False: []}
+    for name, p in params.items():
+        groups[decays(name, tuple(p.shape), optim_cfg)].append(p)
+    optimizer = torch.optim.AdamW(
+        [{"params": groups[True], "weight_decay": optim_cfg["weight_decay"]}, {"params": groups[False], "weight_decay": 0.0}],
+        lr=0.0, betas=(optim_cfg["beta1"], optim_cfg["beta2"]), eps=optim_cfg["eps"], foreach=False,
+    )
+    if resume:
+        optimizer.load_state_dict(torch.load(os.path.join(resume[1], "optimizer.pt"), map_location=env.device))
+    elif args.from_ckpt:
+        ndbg_t = load_ndbg_moments(args.from_ckpt, params, optimizer)
+    ddp = torch.nn.parallel.DistributedDataParallel(model) if env.on else model
+    doc_mask = bool(cfg["model"].get("doc_attention_mask", True))
+
+    os.makedirs(args.out, exist_ok=True)
+    if env.rank == 0:
+        with open(os.path.join(args.out, "config.json"), "w", encoding="utf-8") as f:
+            json.dump(cfg, f, indent=2)
+        metrics = open(os.path.join(args.out, "metrics.jsonl"), "a", encoding="utf-8")
+    log(f"scale: {env.world} process(es), {env.device.type}, {'gloo' if env.device.type == 'cpu' else 'nccl'} ; steps {start_step + 1}..{steps}, "
+        f"{B}×{accum} rows of {seq_len} tokens per step; AdamW moments {'from ' + args.from_ckpt + f' (t={ndbg_t})' if ndbg_t is not None else 'restored' if resume else 'fresh'}")
+    lo, hi = env.rank * B // env.world, (env.rank + 1) * B // env.world
+    every = tr["checkpoint_every"]
+    started = time.time()
+    for step in range(start_step, steps):
+        t0 = time.time()
+        local_loss, local_tokens = 0.0, 0
+        for i in range(accum):
+            b = crop(loader.next(), seq_len)
+            ids = torch.from_numpy(b["ids"][lo:hi]).to(env.device)
+            mask = torch.from_numpy(b["loss_mask"][lo:hi]).to(env.device)
+            docs = torch.from_numpy(b["doc_ids"][lo:hi]).to(env.device)
+            sync = contextlib.nullcontext() if (i == accum - 1 or not env.on) else ddp.no_sync()
+            with sync:
+                s, n = loss_sum(ddp, ids, mask, docs, doc_mask)
+                s.backward()
+            local_loss += s.item()
+            local_tokens += n
+        total_loss, total_tokens = env.sum([local_loss, local_tokens])
+        denom = max(total_tokens, 1)
+        grads = [p.grad for p in params.values() if p.grad is not None]
+        for g in grads:
+            g.mul_(env.world / denom)  # DDP's mean over ranks → the sum, / the step's targets
+        grad_norm = math.sqrt(sum(float(g.double().pow(2).sum()) for g in grads))
+        loss = total_loss / denom
+        lr = lr_at(optim_cfg["schedule"], step, steps)
+        skipped = not (math.isfinite(loss) and math.isfinite(grad_norm)) or total_tokens == 0
+        if not skipped:
+            clip = optim_cfg["grad_clip"]
+            if clip > 0 and grad_norm > clip:
+                for g in grads:
+                    g.mul_(clip / (grad_norm + 1e-6))
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        tokens_seen += int(total_tokens)
+        dt = time.time() - t0
+        if env.rank == 0:
+            rec = {"step": step + 1, "loss": loss, "lr": lr, "grad_norm": grad_norm, "tokens": int(total_tokens), "tokens_per_s": total_tokens / max(dt, 1e-9),
+                   "tokens_seen": tokens_seen, "backend": f"torch-{env.device.type}-ddp{env.world}", "step_s": dt, "elapsed_s": time.time() - started}
+            if skipped:
+                rec["skipped"] = True
+            metrics.write(json.dumps(rec) + "\n")
+            metrics.flush()
+            log(f"step {step + 1}/{steps} loss {loss:.4f} lr {lr:.3g} grad_norm {grad_norm:.3f} {rec['tokens_per_s']:.0f} tokens/s")
+        last = step + 1 == steps
+        if last or (every and (step + 1) % every == 0):
+            if env.rank == 0:
+                state = {"format": STATE_FORMAT, "step": step + 1, "data_state": loader.state(), "tokens_seen": tokens_seen, "run_config": cfg}
+                where = save_checkpoint(args.out, step + 1, model, optimizer, args.hf, state, tr["keep_last"])
+                log(f"checkpoint {where}")
+            env.barrier()
+    if env.rank == 0:
+        metrics.close()
+    env.close()
+
+
+if __name__ == "__main__":
+    main()
