@@ -1,7 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { UserError } from '../util/errors';
-import type { RngState } from '../util/rng';
 import type { AdamWState } from './adamw';
 import { CheckpointFile } from './checkpoint_dir';
 import { decodeSafetensors, encodeSafetensors, NDBG_WEIGHTS_METADATA } from '../model/safetensors';
@@ -28,7 +27,6 @@ export interface TrainerState {
   bad_steps_in_a_row: number;
   bad_steps_total: number;
   data_state: unknown;
-  rng_state: RngState;
   /** Training seconds before this checkpoint (for ETA and the report's wall time). */
   elapsed_s: number;
   /** The tokenizer the data was encoded with (path and hash, from the data manifest). */

@@ -1,25 +1,26 @@
 import * as fs from 'fs';
 import * as path from 'path';
+import type { TokenBatch } from '../data/batch';
 import { UserError } from '../util/errors';
+import { replaceFileAtomic } from '../util/fsync';
 import { Progress } from '../util/progress';
-import { Rng } from '../util/rng';
 import { AdamW, decayRule } from './adamw';
 import { latestCheckpoint, pruneCheckpoints, writeCheckpointDir } from './checkpoint_dir';
 import type { OptimConfig, TrainConfig } from './config';
-import { replaceFileAtomic } from '../util/fsync';
 import { MetricsLog, MetricsRecord, truncateMetrics } from './metrics';
 import { lrAt } from './schedule';
 import { TrainerState, packCheckpoint, unpackCheckpoint } from './state';
-import { evalLoss, trainStep } from './step';
-import type { TokenBatch } from '../data/batch';
+import { evalLoss, trainStep, type StepResult } from './step';
+import { TimeBudget } from './time_budget';
 import type { BatchStream, TrainableModel } from './types';
 
 /**
- * The training loop: batches → step → metrics → validation → checkpoint, resumable exactly.
+ * The training loop: batch → step → metrics → validation → checkpoint, resumable exactly.
  *
  * Exactness rests on: the schedule being a function of the step; the data stream being restored
- * from its saved state; weights and AdamW moments saved as raw float32; the RNG state saved; and
- * metrics lines after the checkpoint dropped on resume (they are recomputed identically).
+ * from its saved state; weights and AdamW moments saved as raw float32; and metrics lines after
+ * the checkpoint dropped on resume (they are recomputed identically). Nothing in the loop draws
+ * random numbers (the data order is the loader's, keyed by train.seed), so no RNG is saved.
  */
 export interface TrainerDeps {
   model: TrainableModel;
@@ -56,212 +57,200 @@ export interface TrainSummary {
   stoppedBySignal: boolean;
 }
 
+/** What a checkpoint saves of the loop besides weights, moments and the data stream. */
+interface Counters {
+  step: number;
+  tokensSeen: number;
+  badInARow: number;
+  badTotal: number;
+  /** Training seconds of earlier processes of this run (before the resumed checkpoint). */
+  elapsedBefore: number;
+}
+
 export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSummary> {
   const log = o.log ?? ((s: string) => process.stderr.write(s + '\n'));
   const { model } = deps;
-  const tc = o.train;
-  fs.mkdirSync(o.runDir, { recursive: true });
+  const cfg = o.train;
   const metricsFile = path.join(o.runDir, 'metrics.jsonl');
+  fs.mkdirSync(o.runDir, { recursive: true });
+  const opt = makeOptimizer(model, o.optim);
+  const { c, stream } = startOrResume(deps, o, opt, metricsFile, log);
+  replaceFileAtomic(path.join(o.runDir, 'config.json'), JSON.stringify(deps.resolvedConfig, null, 2) + '\n');
 
-  const isDecayed = decayRule(o.optim.no_decay, o.optim.decay_vectors);
-  const opt = new AdamW(
+  const valBatches = cfg.eval_every > 0 ? deps.validationBatches(cfg.eval_batches) : [];
+  const metrics = new MetricsLog(metricsFile);
+  const loopStart = performance.now();
+  const elapsed = () => c.elapsedBefore + (performance.now() - loopStart) / 1000;
+  const budget = new TimeBudget(cfg.max_minutes, cfg.steps, c.step, loopStart);
+  // With a time budget the number of steps is known only after calibration: no total until then.
+  const bar = new Progress('train', cfg.max_minutes === null ? cfg.steps - c.step : undefined, process.stderr, o.quiet ?? false);
+  const startStep = c.step;
+  const seconds = { compute: 0, eval: 0, checkpoint: 0 };
+  let last: StepResult | undefined;
+  let lastVal: number | undefined;
+  const stop = stopOnSignal();
+  try {
+    while (c.step < budget.horizon && !stop.requested) {
+      const t0 = performance.now();
+      const micro: TokenBatch[] = [];
+      for (let i = 0; i < cfg.grad_accum; i++) micro.push(stream.next());
+      const lr = lrAt(o.optim.schedule, c.step, budget.horizon);
+      const tc = performance.now();
+      last = trainStep(model, opt, micro, { lr, gradClip: o.optim.grad_clip });
+      const stepEnd = performance.now();
+      seconds.compute += (stepEnd - tc) / 1000;
+      countStep(c, last);
+
+      let valLoss: number | undefined;
+      if (valBatches.length && (c.step % cfg.eval_every === 0 || c.step === budget.horizon)) {
+        const te = performance.now();
+        valLoss = lastVal = evalLoss(model, valBatches).loss;
+        seconds.eval += (performance.now() - te) / 1000;
+      }
+      const rec = metricsRecord(c, last, { lr, valLoss, backend: deps.backend, stepS: (stepEnd - t0) / 1000, computeS: (stepEnd - tc) / 1000, elapsedS: elapsed() });
+      if (cfg.peak_flops > 0 && model.flopsPerToken > 0) rec.mfu = (model.flopsPerToken * rec.tokens_per_s) / cfg.peak_flops;
+      metrics.write(rec);
+      if (c.step % cfg.log_every === 0 || c.step === budget.horizon) bar.tick(c.step - startStep - bar.count, progressFields(rec, model.flopsPerToken));
+      checkBadSteps(c, cfg);
+
+      const change = budget.afterStep(c.step, performance.now());
+      if (change) log(change.message);
+      if (change?.kind === 'fitted') bar.setTotal(change.horizon - startStep);
+
+      const periodic = cfg.checkpoint_every > 0 && c.step % cfg.checkpoint_every === 0;
+      if (periodic || c.step === budget.horizon || stop.requested) {
+        const tk = performance.now();
+        saveCheckpoint(deps, o, opt, c, stream, { horizon: budget.horizon, elapsedS: elapsed() });
+        seconds.checkpoint += (performance.now() - tk) / 1000;
+      }
+    }
+  } finally {
+    stop.dispose();
+    metrics.close();
+    opt.dispose();
+  }
+  bar.finish();
+  const stoppedBySignal = stop.requested && c.step < cfg.steps;
+  if (stoppedBySignal) log(`stopped by signal at step ${c.step}; checkpoint written, continue with --resume`);
+  return {
+    startStep,
+    endStep: c.step,
+    finalLoss: last?.loss ?? NaN,
+    lastValLoss: lastVal,
+    loopSeconds: (performance.now() - loopStart) / 1000,
+    computeSeconds: seconds.compute,
+    evalSeconds: seconds.eval,
+    checkpointSeconds: seconds.checkpoint,
+    tokens: c.tokensSeen,
+    stoppedBySignal,
+  };
+}
+
+function makeOptimizer(model: TrainableModel, optim: OptimConfig): AdamW {
+  const isDecayed = decayRule(optim.no_decay, optim.decay_vectors);
+  return new AdamW(
     model.params.map((p) => ({ name: p.name, variable: p.variable, decay: isDecayed(p.name, p.variable.shape) })),
-    { beta1: o.optim.beta1, beta2: o.optim.beta2, eps: o.optim.eps, weightDecay: o.optim.weight_decay },
+    { beta1: optim.beta1, beta2: optim.beta2, eps: optim.eps, weightDecay: optim.weight_decay },
   );
+}
 
-  let step = 0;
-  let tokensSeen = 0;
-  let badInARow = 0;
-  let badTotal = 0;
-  let elapsedBefore = 0;
-  let rng = Rng.from(tc.seed, 'train');
-  let stream: BatchStream;
-
+/** A fresh run (refusing to overwrite one) or the latest complete checkpoint restored into model and optimizer. */
+function startOrResume(deps: TrainerDeps, o: TrainOptions, opt: AdamW, metricsFile: string, log: (s: string) => void): { c: Counters; stream: BatchStream } {
   const latest = latestCheckpoint(o.runDir);
   if (o.resume && latest) {
     const ck = unpackCheckpoint(latest.dir);
     checkResumable(ck.config as Record<string, unknown>, deps.resolvedConfig, latest.dir);
-    model.setWeights(new Map([...ck.weights].map(([k, v]) => [k, v.data])));
+    deps.model.setWeights(new Map([...ck.weights].map(([k, v]) => [k, v.data])));
     opt.restore(ck.optimizer);
-    step = ck.state.step;
-    tokensSeen = ck.state.tokens_seen;
-    badInARow = ck.state.bad_steps_in_a_row;
-    badTotal = ck.state.bad_steps_total;
-    elapsedBefore = ck.state.elapsed_s;
-    rng = Rng.fromState(ck.state.rng_state);
-    stream = deps.openTrainStream(ck.state.data_state);
-    truncateMetrics(metricsFile, step);
-    log(`resuming from ${latest.dir} (step ${step})`);
-  } else {
-    if (!o.resume && (latest || fs.existsSync(metricsFile))) {
-      throw new UserError(`${o.runDir} already holds a run: pass --resume to continue it, or choose another --out`);
-    }
-    if (o.resume) log(`no complete checkpoint in ${o.runDir}: starting from step 0`);
-    if (fs.existsSync(metricsFile)) truncateMetrics(metricsFile, 0);
-    stream = deps.openTrainStream();
+    const s = ck.state;
+    truncateMetrics(metricsFile, s.step);
+    log(`resuming from ${latest.dir} (step ${s.step})`);
+    const c = { step: s.step, tokensSeen: s.tokens_seen, badInARow: s.bad_steps_in_a_row, badTotal: s.bad_steps_total, elapsedBefore: s.elapsed_s };
+    return { c, stream: deps.openTrainStream(s.data_state) };
   }
-  replaceFileAtomic(path.join(o.runDir, 'config.json'), JSON.stringify(deps.resolvedConfig, null, 2) + '\n');
-
-  const valBatches = tc.eval_every > 0 ? deps.validationBatches(tc.eval_batches) : [];
-  const metrics = new MetricsLog(metricsFile, { tensorboard: tc.tensorboard });
-  // With a time budget the number of steps is known only after calibration: no fixed total then.
-  const progress = new Progress('train', tc.max_minutes === null ? tc.steps - step : undefined, process.stderr, o.quiet ?? false);
-  const startStep = step;
-  let ticked = step;
-  // The schedule's horizon: tc.steps, or fewer when a time budget allows fewer (see fitHorizon).
-  let horizon = tc.steps;
-  const budgetS = tc.max_minutes === null ? Infinity : tc.max_minutes * 60;
-  // The first step pays one-off costs (kernel setup, shard loading): the pace is timed after it.
-  let firstStepDone = 0;
-  // When the horizon was first fitted (0: not yet; -1: fitted twice, final).
-  let calibratedAt = 0;
-  const loopStart = performance.now();
-  let computeS = 0;
-  let evalS = 0;
-  let ckptS = 0;
-  let lastLoss = NaN;
-  let lastVal: number | undefined;
-  let stopRequested = false;
-  const onSignal = () => {
-    stopRequested = true;
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-
-  const checkpoint = (): void => {
-    const t0 = performance.now();
-    const state: TrainerState = {
-      format: 'ndbg-train-state/1',
-      step,
-      optimizer_t: opt.step,
-      schedule: { kind: o.optim.schedule.kind, position: step, next_lr: lrAt(o.optim.schedule, step, horizon) },
-      tokens_seen: tokensSeen,
-      bad_steps_in_a_row: badInARow,
-      bad_steps_total: badTotal,
-      data_state: stream.state(),
-      rng_state: rng.state(),
-      elapsed_s: elapsedBefore + (performance.now() - loopStart) / 1000,
-      tokenizer: deps.tokenizer,
-    };
-    const weights = new Map<string, { shape: number[]; data: Float32Array }>();
-    const raw = model.getWeights();
-    for (const p of model.params) weights.set(p.name, { shape: p.variable.shape, data: raw.get(p.name)! });
-    const files = packCheckpoint({ weights, optimizer: opt.state(), state, config: deps.resolvedConfig });
-    writeCheckpointDir(o.runDir, step, files);
-    pruneCheckpoints(o.runDir, tc.keep_last, tc.keep_every, step);
-    ckptS += (performance.now() - t0) / 1000;
-  };
-
-  try {
-    while (step < horizon && !stopRequested) {
-      const t0 = performance.now();
-      const micro: TokenBatch[] = [];
-      for (let i = 0; i < tc.grad_accum; i++) micro.push(await stream.next());
-      const lr = lrAt(o.optim.schedule, step, horizon);
-      const tc0 = performance.now();
-      const res = trainStep(model, opt, micro, { lr, gradClip: o.optim.grad_clip });
-      const tc1 = performance.now();
-      computeS += (tc1 - tc0) / 1000;
-      step += 1;
-      tokensSeen += res.tokens;
-      lastLoss = res.loss;
-      if (res.skipped) {
-        badInARow += 1;
-        badTotal += 1;
-      } else badInARow = 0;
-
-      let valLoss: number | undefined;
-      if (valBatches.length && (step % tc.eval_every === 0 || step === horizon)) {
-        const te = performance.now();
-        valLoss = evalLoss(model, valBatches).loss;
-        lastVal = valLoss;
-        evalS += (performance.now() - te) / 1000;
-      }
-      const stepS = (tc1 - t0) / 1000;
-      const tokPerS = res.tokens / stepS;
-      const rec: MetricsRecord = {
-        step,
-        loss: res.loss,
-        lr,
-        grad_norm: res.gradNorm,
-        tokens: res.tokens,
-        tokens_per_s: tokPerS,
-        tokens_seen: tokensSeen,
-        backend: deps.backend,
-        step_s: stepS,
-        compute_s: (tc1 - tc0) / 1000,
-        elapsed_s: elapsedBefore + (performance.now() - loopStart) / 1000,
-      };
-      if (tc.peak_flops > 0 && model.flopsPerToken > 0) rec.mfu = (model.flopsPerToken * tokPerS) / tc.peak_flops;
-      if (res.skipped) rec.skipped = true;
-      if (valLoss !== undefined) rec.val_loss = valLoss;
-      metrics.write(rec);
-      if (step % tc.log_every === 0 || step === horizon) {
-        progress.tick(step - ticked, progressFields(rec, model.flopsPerToken));
-        ticked = step;
-      }
-
-      if (badInARow >= tc.max_bad_steps) {
-        throw new UserError(
-          `stopping: ${badInARow} steps in a row had a NaN/Inf loss or gradient (train.max_bad_steps=${tc.max_bad_steps}); ` +
-            `the last complete checkpoint is intact — lower optim.schedule.peak_lr or check the data`,
-        );
-      }
-      if (budgetS !== Infinity) {
-        const now = performance.now();
-        const spent = (now - loopStart) / 1000;
-        if (step === startStep + 1) firstStepDone = now;
-        // Fit the horizon after a short calibration, then once more at a quarter of the run with
-        // the steady pace (the first steps are slower: kernel setup, first shard loads).
-        const refitAt = startStep + Math.max(2 * BUDGET_CALIBRATION_STEPS, Math.round((horizon - startStep) / 4));
-        if (step === startStep + BUDGET_CALIBRATION_STEPS || (calibratedAt > 0 && step === refitAt)) {
-          const since = calibratedAt > 0 ? calibratedAt : firstStepDone;
-          const sinceStep = calibratedAt > 0 ? startStep + BUDGET_CALIBRATION_STEPS : startStep + 1;
-          const pace = (now - since) / 1000 / (step - sinceStep);
-          horizon = fitHorizon(step, tc.steps, pace, budgetS - spent);
-          if (calibratedAt === 0) calibratedAt = now;
-          else calibratedAt = -1; // fitted twice: keep this horizon
-          progress.setTotal(horizon - startStep);
-          log(`time budget ${tc.max_minutes} min: training for ${horizon} steps (schedule horizon)`);
-        } else if (spent >= budgetS && step < horizon) {
-          horizon = step;
-          log(`time budget ${tc.max_minutes} min reached at step ${step}`);
-        }
-      }
-      const periodic = tc.checkpoint_every > 0 && step % tc.checkpoint_every === 0;
-      if (periodic || step === horizon || stopRequested) checkpoint();
-    }
-  } finally {
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
-    metrics.close();
-    opt.dispose();
+  if (!o.resume && (latest || fs.existsSync(metricsFile))) {
+    throw new UserError(`${o.runDir} already holds a run: pass --resume to continue it, or choose another --out`);
   }
-  progress.finish();
-  if (stopRequested && step < tc.steps) log(`stopped by signal at step ${step}; checkpoint written, continue with --resume`);
-  return {
-    startStep,
-    endStep: step,
-    finalLoss: lastLoss,
-    lastValLoss: lastVal,
-    loopSeconds: (performance.now() - loopStart) / 1000,
-    computeSeconds: computeS,
-    evalSeconds: evalS,
-    checkpointSeconds: ckptS,
-    tokens: tokensSeen,
-    stoppedBySignal: stopRequested && step < tc.steps,
-  };
+  if (o.resume) log(`no complete checkpoint in ${o.runDir}: starting from step 0`);
+  if (fs.existsSync(metricsFile)) truncateMetrics(metricsFile, 0);
+  return { c: { step: 0, tokensSeen: 0, badInARow: 0, badTotal: 0, elapsedBefore: 0 }, stream: deps.openTrainStream() };
 }
 
-/**
- * Steps timed before a time budget fixes the schedule's horizon. Warmup LRs do not depend on the
- * horizon, so with warmup_steps ≥ this the schedule is the one a fixed-step run would have used.
- */
-const BUDGET_CALIBRATION_STEPS = 20;
+function countStep(c: Counters, r: StepResult): void {
+  c.step += 1;
+  c.tokensSeen += r.tokens;
+  c.badInARow = r.skipped ? c.badInARow + 1 : 0;
+  if (r.skipped) c.badTotal += 1;
+}
 
-/** The last step that fits the remaining time at the measured pace (never beyond maxSteps). */
-export function fitHorizon(step: number, maxSteps: number, secondsPerStep: number, remainingS: number): number {
-  return Math.min(maxSteps, step + Math.max(0, Math.floor(remainingS / Math.max(secondsPerStep, 1e-9))));
+function checkBadSteps(c: Counters, cfg: TrainConfig): void {
+  if (c.badInARow < cfg.max_bad_steps) return;
+  throw new UserError(
+    `stopping: ${c.badInARow} steps in a row had a NaN/Inf loss or gradient (train.max_bad_steps=${cfg.max_bad_steps}); ` +
+      `the last complete checkpoint is intact — lower optim.schedule.peak_lr or check the data`,
+  );
+}
+
+function metricsRecord(
+  c: Counters,
+  r: StepResult,
+  m: { lr: number; valLoss?: number; backend: string; stepS: number; computeS: number; elapsedS: number },
+): MetricsRecord {
+  const rec: MetricsRecord = {
+    step: c.step,
+    loss: r.loss,
+    lr: m.lr,
+    grad_norm: r.gradNorm,
+    tokens: r.tokens,
+    tokens_per_s: r.tokens / m.stepS,
+    tokens_seen: c.tokensSeen,
+    backend: m.backend,
+    step_s: m.stepS,
+    compute_s: m.computeS,
+    elapsed_s: m.elapsedS,
+  };
+  if (r.skipped) rec.skipped = true;
+  if (m.valLoss !== undefined) rec.val_loss = m.valLoss;
+  return rec;
+}
+
+function saveCheckpoint(deps: TrainerDeps, o: TrainOptions, opt: AdamW, c: Counters, stream: BatchStream, at: { horizon: number; elapsedS: number }): void {
+  const state: TrainerState = {
+    format: 'ndbg-train-state/1',
+    step: c.step,
+    optimizer_t: opt.step,
+    schedule: { kind: o.optim.schedule.kind, position: c.step, next_lr: lrAt(o.optim.schedule, c.step, at.horizon) },
+    tokens_seen: c.tokensSeen,
+    bad_steps_in_a_row: c.badInARow,
+    bad_steps_total: c.badTotal,
+    data_state: stream.state(),
+    elapsed_s: at.elapsedS,
+    tokenizer: deps.tokenizer,
+  };
+  const weights = new Map<string, { shape: number[]; data: Float32Array }>();
+  const raw = deps.model.getWeights();
+  for (const p of deps.model.params) weights.set(p.name, { shape: p.variable.shape, data: raw.get(p.name)! });
+  writeCheckpointDir(o.runDir, c.step, packCheckpoint({ weights, optimizer: opt.state(), state, config: deps.resolvedConfig }));
+  pruneCheckpoints(o.runDir, o.train.keep_last, o.train.keep_every, c.step);
+}
+
+/** SIGINT/SIGTERM ask the loop to stop after the current step (with a checkpoint). */
+function stopOnSignal(): { readonly requested: boolean; dispose(): void } {
+  const flag = { requested: false };
+  const on = () => {
+    flag.requested = true;
+  };
+  process.once('SIGINT', on);
+  process.once('SIGTERM', on);
+  return {
+    get requested() {
+      return flag.requested;
+    },
+    dispose() {
+      process.removeListener('SIGINT', on);
+      process.removeListener('SIGTERM', on);
+    },
+  };
 }
 
 function progressFields(r: MetricsRecord, flopsPerToken: number): Record<string, string | number> {

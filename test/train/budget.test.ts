@@ -1,5 +1,17 @@
-import { fitHorizon } from '../../src/train/trainer';
+import { CALIBRATION_STEPS, fitHorizon, TimeBudget } from '../../src/train/time_budget';
 import { TrainSchema } from '../../src/train/config';
+
+/** Drives a budget with a fake clock: step i (1-based) ends at stepEndMs(i). */
+function run(budget: TimeBudget, upTo: number, stepEndMs: (step: number) => number) {
+  const events: Array<{ step: number; kind: string; horizon: number }> = [];
+  const states: string[] = [];
+  for (let step = 1; step <= upTo && step <= budget.horizon; step++) {
+    const e = budget.afterStep(step, stepEndMs(step));
+    if (e) events.push({ step, kind: e.kind, horizon: e.horizon });
+    states.push(budget.state.kind);
+  }
+  return { events, states };
+}
 
 describe('time budget', () => {
   it('fits the schedule horizon to the remaining time at the measured pace', () => {
@@ -8,6 +20,50 @@ describe('time budget', () => {
     // Never beyond train.steps, never before the current step.
     expect(fitHorizon(5, 20, 2, 100)).toBe(20);
     expect(fitHorizon(5, 1000, 2, -3)).toBe(5);
+  });
+
+  it('without a budget stays unlimited at train.steps', () => {
+    const b = new TimeBudget(null, 50, 0, 0);
+    const { events, states } = run(b, 50, (s) => s * 1e6);
+    expect(events).toEqual([]);
+    expect(new Set(states)).toEqual(new Set(['unlimited']));
+    expect(b.horizon).toBe(50);
+  });
+
+  it('skips the slow first step, fits after calibration, refits at a quarter of the run, then stays', () => {
+    // 1 minute. The first step takes 10 s (setup); then 0.5 s per step until step 30, 0.25 s after.
+    const at = (s: number) => 1000 * (s <= 1 ? 10 : s <= 30 ? 10 + 0.5 * (s - 1) : 10 + 0.5 * 29 + 0.25 * (s - 30));
+    const b = new TimeBudget(1, 10_000, 0, 0);
+    expect(b.state.kind).toBe('warmup');
+    const { events, states } = run(b, 10_000, at);
+    expect(states[0]).toBe('calibrating');
+    // After step 20: 19 steps in 9.5 s since step 1 (0.5 s/step), 60 - 19.5 = 40.5 s left → 81 more.
+    expect(events[0]).toEqual({ step: CALIBRATION_STEPS, kind: 'fitted', horizon: 20 + 81 });
+    expect(states[CALIBRATION_STEPS - 1]).toBe('refining');
+    // Refit at max(40, round(101 / 4)) = 40 with the pace since step 20: 10 steps at 0.5, 10 at 0.25 s.
+    const paceS = (at(40) - at(20)) / 1000 / 20;
+    expect(events[1]).toEqual({ step: 40, kind: 'fitted', horizon: fitHorizon(40, 10_000, paceS, 60 - at(40) / 1000) });
+    expect(states[39]).toBe('final');
+    // The refit horizon is then kept to the end (it fits the budget at the steady pace).
+    expect(events).toHaveLength(2);
+    expect(b.horizon).toBe(events[1].horizon);
+    expect(at(b.horizon) / 1000).toBeLessThanOrEqual(60);
+  });
+
+  it('ends the run at the step that spends the budget, in any state', () => {
+    // Steps of 10 s with a 1-minute budget: spent at step 6, before calibration is done.
+    const b = new TimeBudget(1, 1000, 0, 0);
+    const { events } = run(b, 1000, (s) => s * 10_000);
+    expect(events).toEqual([{ step: 6, kind: 'spent', horizon: 6 }]);
+    expect(b.horizon).toBe(6);
+  });
+
+  it('counts calibration from the resumed step', () => {
+    const b = new TimeBudget(1, 1000, 100, 0);
+    const events: number[] = [];
+    for (let step = 101; step <= 100 + CALIBRATION_STEPS; step++) if (b.afterStep(step, (step - 100) * 100)) events.push(step);
+    expect(events).toEqual([100 + CALIBRATION_STEPS]);
+    expect(b.state.kind).toBe('refining');
   });
 
   it('is optional and must be positive', () => {

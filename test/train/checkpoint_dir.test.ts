@@ -70,7 +70,6 @@ describe('atomic checkpoint directories', () => {
       bad_steps_in_a_row: 0,
       bad_steps_total: 1,
       data_state: { version: 1, step: 7 },
-      rng_state: [1, 2, 3, 4],
       elapsed_s: 1.5,
       tokenizer: { path: 'tok.model', sha256: 'ab' },
     };
