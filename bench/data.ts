@@ -11,11 +11,11 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { buildDataset } from '../data/build';
-import { MixtureLoader } from '../data/loader';
-import { parseSourceSpec } from '../data/sources';
-import { Rng } from '../util/rng';
-import { packageRoot } from '../util/paths';
+import { buildDataset } from '../src/data/build';
+import { MixtureLoader } from '../src/data/loader';
+import { parseSourceSpec } from '../src/data/sources';
+import { Rng } from '../src/util/rng';
+import { packageRoot } from '../src/util/paths';
 
 function arg(args: string[], name: string, dflt: string): string {
   const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -111,7 +111,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       let tokens = 0;
       const t0 = process.hrtime.bigint();
       const c0 = process.cpuUsage();
-      while (tokens < targetTokens) tokens += loader.next().tokens.length;
+      while (tokens < targetTokens) tokens += loader.next().ids.length;
       const secs = Number(process.hrtime.bigint() - t0) / 1e9;
       const cpu = cpuSeconds(c0);
       return { tokens, seconds: +secs.toFixed(2), tokensPerSecond: Math.round(tokens / secs), tokensPerCpuSecond: Math.round(tokens / cpu), stateBytes: JSON.stringify(loader.state()).length };

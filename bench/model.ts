@@ -1,31 +1,48 @@
-import { execFileSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import * as tf from '@tensorflow/tfjs-core';
-import { BackendChoice, initBackend } from '../model/backend';
-import { loadModelConfig, ModelConfig, modelStats } from '../model/config';
-import { LlamaModel } from '../model/model';
-import { assetPath } from '../util/paths';
-import { Rng } from '../util/rng';
+import { buildDataset } from '../src/data/build';
+import type { TokenBatch } from '../src/data/batch';
+import { BackendChoice, initBackend, tfVersion } from '../src/model/backend';
+import { loadModelConfig, modelStats } from '../src/model/config';
+import { LlamaModel } from '../src/model/model';
+import { AdamW, decayRule } from '../src/train/adamw';
+import { dataStreams, trainableLlama } from '../src/train/adapters';
+import { loadRunConfig, type ResolvedRun } from '../src/train/run_config';
+import { trainStep } from '../src/train/step';
+import { assetPath } from '../src/util/paths';
 
 /**
- * Training throughput of the model: tokens/s and MFU for configs/tiny.json and configs/small.json
- * on each backend that loads here, side by side (same process run) with the PyTorch reference
- * (/usr/bin/python3 + python3-torch, single thread, same dims) when it is installed.
+ * `npm run bench -- model`: training throughput (tokens/s, MFU) of the quickstart, tiny and small
+ * shapes on each ndbg backend and on PyTorch, side by side in one run.
  *
- * The measured step is forward + backward + an Adam update, batch 8 at the config's max_seq_len.
- * FLOPs per step = trainFlopsPerToken (6·N_matmul + 12·L·d·T) × tokens. MFU is reported against
- * the backend's own measured 1024³ matmul rate (the best a step of matmuls could do on it), and
- * the tfjs/torch ratio is the figure to compare across machines.
+ * ndbg's step is the product's: batches from the product loader (a data set built from the test
+ * corpus with the config's tokenizer, so rows carry real document boundaries and the document
+ * mask is on, as in training), `trainStep` (forward + backward + global-norm clip + AdamW from
+ * src/train). PyTorch runs bench/torch_ref_train.py (the same Llama shape: RMSNorm, RoPE,
+ * SwiGLU, tied head, AdamW, clipping; causal mask only) with the Python peers' venv
+ * (`.venv/bin/python`, pip torch, --threads 2) and, when installed, Debian's python3-torch
+ * (`/usr/bin/python3`, --threads 1); the script refuses a torch on the reference BLAS.
  *
- * Flags (--name=value): --backends=wasm,cpu --configs=tiny,small --steps=N --batch=B
- * --vocab=V (override vocab_size, e.g. 256 to match the issue's reference numbers) --no-torch --cpu-small
+ * MFU = achieved FLOP/s ÷ the CPU's nominal fp32 peak (cores × MHz × FLOPs/cycle: 64 with
+ * AVX-512 (2 FMA units × 16 lanes × 2), 32 with AVX2+FMA); FLOPs per token are
+ * modelStats().trainFlopsPerToken (6·N_matmul + 12·L·d·T), the formula the torch script uses.
+ *
+ * Flags (--name=value): --backends=tensorflow,wasm --shapes=quickstart,tiny,small --steps=N
+ * --warmup=N --torch=venv,debian|none --torch-python=PATH (adds a peer)
  */
-const TORCH_SCRIPT_CANDIDATES = [assetPath('src/bench/torch_ref_train.py'), '/work/shared/bench/torch_ref_train.py'];
+const SHAPES: Record<string, { config: string; tokenizer: string }> = {
+  quickstart: { config: 'configs/quickstart.json', tokenizer: 'tokenizer/ndbg-2k.model' },
+  tiny: { config: 'configs/tiny.json', tokenizer: 'tokenizer/ndbg-8k.model' },
+  small: { config: 'configs/small.json', tokenizer: 'tokenizer/ndbg-8k.model' },
+};
+const BATCH = 8;
 
 function flag(args: string[], name: string): string | undefined {
-  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (i < 0) return undefined;
-  return args[i].includes('=') ? args[i].split('=')[1] : args[i + 1];
+  const a = args.find((x) => x.startsWith(`--${name}=`));
+  return a?.slice(name.length + 3);
 }
 
 function median(xs: number[]): number {
@@ -33,7 +50,97 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
-function matmulPeakGflops(): number {
+/** Nominal fp32 peak of this CPU (documented assumption above), in GFLOP/s. */
+export function cpuPeakGflops(): { gflops: number; basis: string } {
+  const info = fs.existsSync('/proc/cpuinfo') ? fs.readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const flags = /^flags\s*:(.*)$/m.exec(info)?.[1].split(/\s+/) ?? [];
+  const mhz = Number(/^cpu MHz\s*:\s*([\d.]+)/m.exec(info)?.[1] ?? os.cpus()[0]?.speed ?? 0);
+  const perCycle = flags.includes('avx512f') ? 64 : flags.includes('fma') ? 32 : 16;
+  const cores = os.cpus().length;
+  return { gflops: (cores * mhz * perCycle) / 1000, basis: `${cores} cores × ${mhz} MHz × ${perCycle} FLOP/cycle` };
+}
+
+interface Peer {
+  name: string;
+  python: string;
+  threads: number;
+}
+
+function peers(args: string[]): Peer[] {
+  const which = (flag(args, 'torch') ?? 'venv,debian').split(',');
+  const out: Peer[] = [];
+  const venv = assetPath('.venv/bin/python');
+  if (which.includes('venv')) out.push({ name: 'pytorch (.venv pip)', python: venv, threads: 2 });
+  if (which.includes('debian')) out.push({ name: 'pytorch (debian python3-torch)', python: '/usr/bin/python3', threads: 1 });
+  const extra = flag(args, 'torch-python');
+  if (extra) out.push({ name: `pytorch (${extra})`, python: extra, threads: Number(flag(args, 'torch-threads') ?? 2) });
+  return out;
+}
+
+/** One torch measurement; a string says why there is none (a torch on the reference BLAS is an error). */
+function torchRun(peer: Peer, shape: ResolvedRun['model'], steps: number, warmup: number): Record<string, string | number> | string {
+  if (!fs.existsSync(peer.python)) return `${peer.python} not found`;
+  const probe = spawnSync(peer.python, ['-c', 'import torch'], { encoding: 'utf8' });
+  if (probe.status !== 0) return `${peer.python}: no torch (${(probe.stderr || '').trim().split('\n').pop()})`;
+  const r = spawnSync(
+    peer.python,
+    [assetPath('bench/torch_ref_train.py'), '--vocab', String(shape.vocab_size), '--d', String(shape.d_model), '--layers', String(shape.n_layers), '--heads', String(shape.n_heads),
+      '--seq', String(shape.max_seq_len), '--batch', String(BATCH), '--steps', String(steps), '--warmup', String(warmup), '--threads', String(peer.threads)],
+    { encoding: 'utf8' },
+  );
+  if (r.status === 3 || /reference BLAS/.test(r.stderr ?? '')) throw new Error(`${peer.name}: ${(r.stderr || '').trim().split('\n').pop()}`);
+  if (r.status !== 0) return `${peer.name} failed: ${(r.stderr || '').trim().split('\n').pop()}`;
+  return Object.fromEntries(
+    r.stdout.trim().split(/\s+/).map((p) => p.split('=')).map(([k, v]) => [k, Number.isFinite(Number(v)) ? Number(v) : v]),
+  );
+}
+
+/** A data set with the shape's tokenizer and row length, built once per (tokenizer, T). */
+async function dataFor(tmp: string, tokenizer: string, seqLen: number): Promise<string> {
+  const dir = path.join(tmp, `${path.basename(tokenizer, '.model')}-T${seqLen}`);
+  if (fs.existsSync(path.join(dir, 'manifest.json'))) return dir;
+  await buildDataset({
+    sources: [{ name: 'code', path: assetPath('test/fixtures/train/corpus.jsonl'), kind: 'code' }],
+    out: dir,
+    tokenizer: assetPath(tokenizer),
+    seqLen,
+    shardMb: 64,
+    valFraction: 0.05,
+    splitSeed: 0,
+    maskContext: false,
+    workers: 0,
+    force: true,
+    quiet: true,
+  });
+  return dir;
+}
+
+/** Median seconds of the product's train step, on batches drawn beforehand from the product's loader. */
+function ndbgSteps(run: ResolvedRun, steps: number, warmup: number): { stepS: number; loss: number; tokens: number } {
+  const llama = LlamaModel.create(run.model, 0);
+  const model = trainableLlama(llama, run.model, run.seqLen);
+  const rule = decayRule(run.config.optim.no_decay, run.config.optim.decay_vectors);
+  const o = run.config.optim;
+  const adam = new AdamW(model.params.map((p) => ({ ...p, decay: rule(p.name, p.variable.shape) })), { beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weight_decay });
+  const stream = dataStreams(run.config, run.seqLen, run.manifest.tokenizer.sha256).openTrainStream();
+  const batches: TokenBatch[] = Array.from({ length: warmup + steps }, () => stream.next());
+  const times: number[] = [];
+  let loss = NaN;
+  let tokens = 0;
+  for (let s = 0; s < warmup + steps; s++) {
+    const t0 = performance.now();
+    const r = trainStep(model, adam, [batches[s]], { lr: 3e-4, gradClip: o.grad_clip });
+    if (s >= warmup) times.push((performance.now() - t0) / 1000);
+    loss = r.loss;
+    tokens = batches[s].batchSize * batches[s].seqLen;
+  }
+  adam.dispose();
+  llama.dispose();
+  return { stepS: median(times), loss, tokens };
+}
+
+/** The backend's own 1024³ matmul rate (GFLOP/s): the most a step made of matmuls could reach on it. */
+function matmulGflops(): number {
   const n = 1024;
   const a = tf.randomNormal([n, n], 0, 1, 'float32', 1);
   const b = tf.randomNormal([n, n], 0, 1, 'float32', 2);
@@ -50,115 +157,79 @@ function matmulPeakGflops(): number {
   return (2 * n ** 3) / (median(times.slice(1)) / 1000) / 1e9;
 }
 
-function trainStepTimes(config: ModelConfig, batch: number, steps: number, warmup: number): { stepS: number; loss: number } {
-  const model = LlamaModel.create(config, 0);
-  const T = config.max_seq_len;
-  const rng = Rng.from(0, 'bench');
-  const ids = Array.from({ length: batch }, () => Int32Array.from({ length: T + 1 }, () => rng.int(config.vocab_size)));
-  const m = new Map<string, tf.Variable>();
-  const v = new Map<string, tf.Variable>();
-  for (const [name, p] of model.trainableVariables()) {
-    m.set(name, tf.variable(tf.zerosLike(p), false));
-    v.set(name, tf.variable(tf.zerosLike(p), false));
-  }
-  const times: number[] = [];
-  let loss = NaN;
-  for (let step = 0; step < warmup + steps; step++) {
-    const t0 = performance.now();
-    tf.tidy(() => {
-      const { loss: l, grads } = model.lossAndGrads({ ids });
-      const lr = 3e-4;
-      for (const [name, p] of model.trainableVariables()) {
-        const g = grads.get(name) as tf.Tensor;
-        const mi = m.get(name) as tf.Variable;
-        const vi = v.get(name) as tf.Variable;
-        mi.assign(tf.add(tf.mul(mi, 0.9), tf.mul(g, 0.1)));
-        vi.assign(tf.add(tf.mul(vi, 0.999), tf.mul(tf.square(g), 0.001)));
-        p.assign(tf.sub(p, tf.mul(tf.div(mi, tf.add(tf.sqrt(vi), 1e-8)), lr)));
-      }
-      loss = l.dataSync()[0];
-    });
-    if (step >= warmup) times.push((performance.now() - t0) / 1000);
-  }
-  model.dispose();
-  for (const t of [...m.values(), ...v.values()]) t.dispose();
-  return { stepS: median(times), loss };
-}
-
-function torchReference(config: ModelConfig, batch: number, steps: number): Record<string, unknown> | string {
-  const script = TORCH_SCRIPT_CANDIDATES.find((p) => fs.existsSync(p));
-  if (!script) return 'reference script not found';
-  try {
-    execFileSync('/usr/bin/python3', ['-c', 'import torch'], { stdio: 'ignore' });
-  } catch {
-    return 'PyTorch not installed (apt-get install python3-torch)';
-  }
-  const out = execFileSync(
-    '/usr/bin/python3',
-    [script, '--vocab', String(config.vocab_size), '--d', String(config.d_model), '--layers', String(config.n_layers), '--heads', String(config.n_heads),
-      '--seq', String(config.max_seq_len), '--batch', String(batch), '--steps', String(steps), '--warmup', '2', '--threads', '1'],
-    { encoding: 'utf8' },
-  );
-  const kv = Object.fromEntries(out.trim().split(/\s+/).map((p) => p.split('=')).map(([k, v]) => [k, Number(v)]));
-  return kv;
-}
-
 export async function run(args: string[]): Promise<Record<string, unknown>> {
-  const backends = (flag(args, 'backends') ?? 'tensorflow-gpu,tensorflow,wasm,cpu').split(',');
-  const configs = (flag(args, 'configs') ?? 'tiny,small').split(',');
-  const steps = Number(flag(args, 'steps') ?? 5);
-  const batch = Number(flag(args, 'batch') ?? 8);
-  const withTorch = !args.includes('--no-torch');
-  const vocab = flag(args, 'vocab');
-  const load = (name: string): ModelConfig => {
-    const c = loadModelConfig(assetPath(`configs/${name}.json`));
-    return vocab ? { ...c, vocab_size: Number(vocab) } : c;
-  };
-  const results: Record<string, unknown>[] = [];
-  const torch: Record<string, unknown> = {};
-  for (const name of configs) {
-    const config = load(name);
-    if (withTorch) {
-      process.stderr.write(`torch reference ${name}...\n`);
-      torch[name] = torchReference(config, batch, steps);
+  const backends = (flag(args, 'backends') ?? 'tensorflow,wasm').split(',');
+  const shapes = (flag(args, 'shapes') ?? 'quickstart,tiny,small').split(',');
+  const steps = Number(flag(args, 'steps') ?? 6);
+  const warmup = Number(flag(args, 'warmup') ?? 2);
+  for (const s of shapes) if (!SHAPES[s]) throw new Error(`unknown shape ${s}; known: ${Object.keys(SHAPES).join(', ')}`);
+  const peak = cpuPeakGflops();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-model-'));
+  const rows: Record<string, unknown>[] = [];
+  const skipped: string[] = [];
+  try {
+    const runs: Record<string, ResolvedRun> = {};
+    for (const s of shapes) {
+      const shape = SHAPES[s];
+      const data = await dataFor(tmp, shape.tokenizer, loadModelConfig(assetPath(shape.config)).max_seq_len);
+      runs[s] = loadRunConfig(assetPath(shape.config), [
+        `data.datasets=${JSON.stringify([data])}`,
+        `train.micro_batch_size=${BATCH}`,
+        'train.grad_accum=1',
+      ]);
     }
-  }
-  for (const backend of backends) {
-    try {
-      await initBackend(backend as BackendChoice);
-    } catch (e) {
-      results.push({ backend, skipped: (e as Error).message });
-      continue;
+    const row = (framework: string, s: string, stepS: number, extra: Record<string, unknown>) => {
+      const m = runs[s].model;
+      const tokens = BATCH * m.max_seq_len;
+      const gflops = (modelStats(m).trainFlopsPerToken * tokens) / stepS / 1e9;
+      rows.push({
+        framework,
+        shape: s,
+        dims: { V: m.vocab_size, d: m.d_model, L: m.n_layers, H: m.n_heads, T: m.max_seq_len, B: BATCH },
+        median_step_s: +stepS.toFixed(4),
+        tokens_per_s: Math.round(tokens / stepS),
+        achieved_gflops: +gflops.toFixed(1),
+        mfu: +(gflops / peak.gflops).toFixed(3),
+        ...extra,
+      });
+    };
+    // PyTorch first, then each backend: the same machine state for all, minutes apart at most.
+    for (const peer of peers(args)) {
+      for (const s of shapes) {
+        process.stderr.write(`${peer.name} ${s}...\n`);
+        const r = torchRun(peer, runs[s].model, steps, warmup);
+        if (typeof r === 'string') {
+          skipped.push(`${peer.name}: ${r}`);
+          break;
+        }
+        row(peer.name, s, Number(r.median_step_s), { torch: r.torch, blas: r.blas, threads: r.threads, loss: r.loss });
+      }
     }
-    const peak = matmulPeakGflops();
-    for (const name of configs) {
-      const config = load(name);
-      if (backend === 'cpu' && name !== 'tiny' && !args.includes('--cpu-small')) {
-        results.push({ backend, config: name, skipped: 'cpu backend: only tiny by default (~1 GFLOP/s); pass --cpu-small' });
+    for (const b of backends) {
+      let info;
+      try {
+        info = await initBackend(b as BackendChoice, (l) => process.stderr.write(`${l}\n`));
+      } catch (e) {
+        skipped.push(`ndbg/${b}: ${(e as Error).message}`);
         continue;
       }
-      const n = backend === 'cpu' ? Math.min(steps, 2) : steps;
-      process.stderr.write(`${backend} ${name}: ${n} steps...\n`);
-      const { stepS, loss } = trainStepTimes(config, batch, n, backend === 'cpu' ? 1 : 2);
-      const tokens = batch * config.max_seq_len;
-      const flops = modelStats(config).trainFlopsPerToken * tokens;
-      const tps = tokens / stepS;
-      const ref = torch[name] as { tokens_per_s?: number } | string | undefined;
-      const torchTps = typeof ref === 'object' ? ref.tokens_per_s : undefined;
-      results.push({
-        backend,
-        config: name,
-        dims: { V: config.vocab_size, d: config.d_model, L: config.n_layers, H: config.n_heads, T: config.max_seq_len, B: batch },
-        median_step_s: +stepS.toFixed(4),
-        tokens_per_s: Math.round(tps),
-        achieved_gflops: +(flops / stepS / 1e9).toFixed(2),
-        matmul_peak_gflops: +peak.toFixed(2),
-        mfu_vs_matmul_peak: +(flops / stepS / 1e9 / peak).toFixed(3),
-        loss: +loss.toFixed(4),
-        torch_tokens_per_s: torchTps,
-        ratio_vs_torch: torchTps ? +(tps / torchTps).toFixed(3) : undefined,
-      });
+      const mm = matmulGflops();
+      for (const s of shapes) {
+        process.stderr.write(`ndbg/${info.choice} ${s}: ${steps} steps...\n`);
+        const r = ndbgSteps(runs[s], steps, warmup);
+        row(`ndbg/${info.choice}`, s, r.stepS, { backend: info.detail, tf_version: info.choice.startsWith('tensorflow') ? tfVersion() : undefined, matmul_1024_gflops: +mm.toFixed(1), loss: +r.loss.toFixed(4) });
+      }
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  // Ratios against each peer, same shape, same run.
+  const ratios: Record<string, Record<string, number>> = {};
+  for (const r of rows.filter((x) => String(x.framework).startsWith('ndbg/'))) {
+    for (const p of rows.filter((x) => String(x.framework).startsWith('pytorch') && x.shape === r.shape)) {
+      const key = `${r.framework} ÷ ${p.framework}`;
+      ratios[key] = { ...(ratios[key] ?? {}), [String(r.shape)]: +((r.tokens_per_s as number) / (p.tokens_per_s as number)).toFixed(3) };
     }
   }
-  return { steps, batch, torch, results };
+  return { batch: BATCH, steps, warmup, cpu_peak_gflops: +peak.gflops.toFixed(1), cpu_peak_basis: peak.basis, load_average: os.loadavg().map((x) => +x.toFixed(2)), results: rows, ratios, skipped };
 }

@@ -4,13 +4,13 @@
  * child per script), plus the in-process tracer on the same programs for scale.
  */
 import * as fs from 'fs';
-import { buildForwardTree, nextNode } from '../debugger';
-import { commandsFor, DEFAULT_SCRIPT_OPTIONS, randomScript } from '../debugger/differential';
-import { runPdbHarness } from '../debugger/pdb';
-import { traceInProcess } from '../trace/inprocess';
-import type { ProgramRecord } from '../trace/types';
-import { assetPath } from '../util/paths';
-import { Rng } from '../util/rng';
+import { buildForwardTree, nextNode } from '../src/debugger';
+import { commandsFor, DEFAULT_SCRIPT_OPTIONS, randomScript } from '../src/debugger/differential';
+import { runPdbHarness } from '../src/debugger/pdb';
+import { traceInProcess } from '../src/trace/inprocess';
+import type { ProgramRecord } from '../src/trace/types';
+import { assetPath } from '../src/util/paths';
+import { Rng } from '../src/util/rng';
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const scriptsPerProgram = Number(args.find((a) => a.startsWith('--scripts='))?.split('=')[1] ?? 10);

@@ -1,8 +1,8 @@
-import { defaultProgramsConfig } from '../programs/config';
-import { generateProgram } from '../programs/generator';
-import { codeFacts } from '../programs/normalize';
-import { generateCorpus } from '../programs/pipeline';
-import { rawTracer, sandboxTracer, type ClosableTracer } from '../programs/tracers';
+import { defaultProgramsConfig } from '../src/programs/config';
+import { generateProgram } from '../src/programs/generator';
+import { codeFacts } from '../src/programs/normalize';
+import { generateCorpus } from '../src/programs/pipeline';
+import { rawTracer, sandboxTracer, type ClosableTracer } from '../src/programs/tracers';
 
 /**
  * `npm run bench -- programs [--n=200] [--workers=2]`: throughput of the program stage, side

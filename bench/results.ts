@@ -2,7 +2,7 @@ import { execSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { packageRoot } from '../util/paths';
+import { packageRoot } from '../src/util/paths';
 
 /**
  * Every benchmark result carries the machine, commit and date, and is written to

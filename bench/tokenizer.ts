@@ -10,11 +10,11 @@
  */
 import * as os from 'os';
 import * as path from 'path';
-import { Tokenizer } from '../tokenizer';
-import { measureCompression, round } from '../tokenizer/evaluate';
-import { readManifest } from '../tokenizer/manifest';
-import { heldOutByRole, sampleAll } from '../tokenizer/train';
-import { packageRoot } from '../util/paths';
+import { Tokenizer } from '../src/tokenizer';
+import { measureCompression, round } from '../src/tokenizer/evaluate';
+import { readManifest } from '../src/tokenizer/manifest';
+import { heldOutByRole, sampleAll } from '../src/tokenizer/train';
+import { packageRoot } from '../src/util/paths';
 
 function arg(args: string[], name: string, dflt: string): string {
   const hit = args.find((a) => a.startsWith(`--${name}=`));

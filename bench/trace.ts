@@ -1,18 +1,18 @@
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { assetPath } from '../util/paths';
-import { entryReturnValue, traceBatch } from '../trace/index';
-import { probeBwrap } from '../trace/isolation';
-import { SandboxPool } from '../trace/pool';
-import type { ProgramRecord } from '../trace/types';
-import type { CallRecord } from '../trace/index';
-import { defaultProgramsConfig, generateProgram } from '../programs/index';
+import { assetPath } from '../src/util/paths';
+import { entryReturnValue, traceBatch } from '../src/trace/index';
+import { probeBwrap } from '../src/trace/isolation';
+import { SandboxPool } from '../src/trace/pool';
+import type { ProgramRecord } from '../src/trace/types';
+import type { CallRecord } from '../src/trace/index';
+import { defaultProgramsConfig, generateProgram } from '../src/programs/index';
 
 /**
  * `npm run bench -- trace`: sandboxed tracing throughput against raw in-process settrace on the
- * same programs in the same run (CruxEval when /work/shared/data/cruxeval.jsonl or
- * $NDBG_CRUXEVAL exists, else the test fixture).
+ * same programs in the same run (CruxEval when $NDBG_CRUXEVAL names its JSONL file, else the
+ * test fixture).
  *
  * - raw: tracer.trace_program in one Python process (no fork, no sandbox, no JSON).
  * - naive fork-per-program: fork + trace + JSON to a pipe, nothing else (the harness the issue
@@ -30,7 +30,8 @@ import { defaultProgramsConfig, generateProgram } from '../programs/index';
 type Prog = ProgramRecord & { output?: string };
 
 function loadPrograms(): { source: string; programs: Prog[] } {
-  const candidates = [process.env.NDBG_CRUXEVAL, '/work/shared/data/cruxeval.jsonl'].filter(Boolean) as string[];
+  // CruxEval is the user's file (NDBG_CRUXEVAL=path): no machine path is built in.
+  const candidates = [process.env.NDBG_CRUXEVAL].filter(Boolean) as string[];
   for (const file of candidates) {
     if (fs.existsSync(file)) return { source: file, programs: readPrograms(file) };
   }
@@ -48,7 +49,7 @@ function readPrograms(file: string): Prog[] {
 
 function raw(programs: Prog[], repeat: number, mode: 'raw' | 'fork' = 'raw'): { programs: number; seconds: number; cpu_seconds: number; events: number } {
   const input = programs.map((p) => JSON.stringify(p)).join('\n') + '\n';
-  const out = execFileSync('python3', ['-S', assetPath('src/bench/trace_inprocess.py'), String(repeat), mode], {
+  const out = execFileSync('python3', ['-S', assetPath('bench/trace_inprocess.py'), String(repeat), mode], {
     input,
     env: { ...process.env, PYTHONHASHSEED: '0' },
     maxBuffer: 1 << 26,

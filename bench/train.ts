@@ -1,19 +1,19 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { buildDataset } from '../data/build';
-import { readManifest } from '../data/manifest';
-import { initBackend, BackendChoice } from '../model/backend';
-import { LlamaModel } from '../model/model';
-import { AdamW, decayRule } from '../train/adamw';
-import { dataStreams, trainableLlama } from '../train/adapters';
-import { lrAt } from '../train/schedule';
-import { loadRunConfig } from '../train/run_config';
-import { trainFromConfig } from '../train/run';
-import { trainStep } from '../train/step';
-import { readMetrics } from '../train/metrics';
-import type { Batch } from '../train/types';
-import { assetPath } from '../util/paths';
+import { buildDataset } from '../src/data/build';
+import { readManifest } from '../src/data/manifest';
+import { initBackend, BackendChoice } from '../src/model/backend';
+import { LlamaModel } from '../src/model/model';
+import { AdamW, decayRule } from '../src/train/adamw';
+import { dataStreams, trainableLlama } from '../src/train/adapters';
+import { lrAt } from '../src/train/schedule';
+import { loadRunConfig } from '../src/train/run_config';
+import { trainFromConfig } from '../src/train/run';
+import { trainStep } from '../src/train/step';
+import { readMetrics } from '../src/train/metrics';
+import type { TokenBatch } from '../src/data/batch';
+import { assetPath } from '../src/util/paths';
 
 /**
  * Trainer overhead on the tiny config, measured side by side in one process:
@@ -80,7 +80,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       { beta1: run.config.optim.beta1, beta2: run.config.optim.beta2, eps: run.config.optim.eps, weightDecay: run.config.optim.weight_decay },
     );
     const stream = dataStreams(run.config, run.seqLen, run.manifest.tokenizer.sha256).openTrainStream();
-    const batches: Batch[][] = [];
+    const batches: TokenBatch[][] = [];
     for (let s = 0; s < steps; s++) batches.push(Array.from({ length: run.config.train.grad_accum }, () => stream.next()));
     trainStep(model, adam, batches[0], { lr: 1e-4, gradClip: 1 }); // warm-up (kernel setup)
     const t0 = performance.now();

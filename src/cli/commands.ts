@@ -14,8 +14,9 @@ import { importHfCommand } from './commands/import-hf';
 import { evalCommand } from './commands/eval';
 import { quickstartCommand } from './commands/quickstart';
 import { debugCommand } from './commands/debug';
+import { backendCommand } from './commands/backend';
 import { shardCommand } from './commands/shard';
 
 /** Every `ndbg` subcommand, one file each under ./commands. Add new commands here. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [traceCommand, dataCommand, tokenizerCommand, trainCommand, reportCommand, ndlCommand, oracleCommand, programsCommand, modelCommand, generateCommand, exportHfCommand, importHfCommand, evalCommand, quickstartCommand, debugCommand, shardCommand];
+export const commands: CommandModule<any, any>[] = [traceCommand, dataCommand, tokenizerCommand, trainCommand, reportCommand, ndlCommand, oracleCommand, programsCommand, modelCommand, generateCommand, exportHfCommand, importHfCommand, evalCommand, quickstartCommand, debugCommand, shardCommand, backendCommand];

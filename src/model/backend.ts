@@ -1,47 +1,96 @@
+import * as fs from 'fs';
+import * as path from 'path';
 import * as tf from '@tensorflow/tfjs-core';
 import { UserError } from '../util/errors';
 import { registerGradients } from './gradients';
 import { registerWasmKernels } from './wasm_kernels';
 
 /**
- * Backend selection. The node bindings (@tensorflow/tfjs-node-gpu, @tensorflow/tfjs-node) are
- * optional dependencies that need libtensorflow, so they are require()d lazily inside try/catch;
- * wasm and cpu ship with the package. `auto` tries, in order, tensorflow-gpu › tensorflow › wasm
- * › cpu and keeps the first that initialises. tf.setBackend resolves to false (and silently stays
- * on the previous backend) when initialisation fails, so its result is always checked.
+ * Backend selection. The node bindings (@tensorflow/tfjs-node-gpu, @tensorflow/tfjs-node) need a
+ * TensorFlow C library and a compiled addon, which `ndbg backend install` provides
+ * (src/model/backend_install.ts); wasm and cpu ship with the package. `auto` tries, in order,
+ * tensorflow-gpu › tensorflow › wasm › cpu and keeps the first that initialises.
+ *
+ * Loading a node package has side effects that cannot be undone: it registers ~150 kernels under
+ * the backend name "tensorflow" *before* it loads its addon, and both packages use that name. So
+ * a half-installed package is never require()d: its addon is opened first (that is where a
+ * missing or removed libtensorflow shows), and at most one of the two packages is loaded per
+ * process. tf.setBackend resolves to false (and silently stays on the previous backend) when
+ * initialisation fails, so its result is always checked.
  */
 export const BACKENDS = ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendChoice = (typeof BACKENDS)[number];
+type Concrete = Exclude<BackendChoice, 'auto'>;
 
-const ORDER: Exclude<BackendChoice, 'auto'>[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+const ORDER: Concrete[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
 
 /** The tfjs backend name each choice registers under (both node packages register "tensorflow"). */
-const TF_NAME: Record<Exclude<BackendChoice, 'auto'>, string> = {
+const TF_NAME: Record<Concrete, string> = {
   'tensorflow-gpu': 'tensorflow',
   tensorflow: 'tensorflow',
   wasm: 'wasm',
   cpu: 'cpu',
 };
 
+export const NODE_PACKAGES = { 'tensorflow-gpu': '@tensorflow/tfjs-node-gpu', tensorflow: '@tensorflow/tfjs-node' } as const;
+export type NativeChoice = keyof typeof NODE_PACKAGES;
+
 export interface BackendInfo {
-  choice: Exclude<BackendChoice, 'auto'>;
+  choice: Concrete;
   /** tf.getBackend() after selection. */
   name: string;
   detail: string;
 }
 
 let current: BackendInfo | undefined;
+/** The node package loaded into this process, if any (its kernels stay registered). */
+let loadedNative: NativeChoice | undefined;
 
-function loadPackage(choice: Exclude<BackendChoice, 'auto'>): string {
+/** Where a node package's addon and library would be; undefined when the package is not installed. */
+export function nativePaths(choice: NativeChoice): { dir: string; binding: string; libtensorflow: string } | undefined {
+  let dir: string;
+  try {
+    dir = path.dirname(require.resolve(`${NODE_PACKAGES[choice]}/package.json`));
+  } catch {
+    return undefined;
+  }
+  // node-pre-gyp's module_path for the N-API version tfjs-node 4.x builds (see its package.json).
+  return { dir, binding: path.join(dir, 'lib', 'napi-v8', 'tfjs_binding.node'), libtensorflow: path.join(dir, 'deps', 'lib', 'libtensorflow.so') };
+}
+
+const INSTALL_HINT = 'run `ndbg backend install`';
+
+/** Opens the addon (and through it libtensorflow) without registering anything; a reason when it cannot. */
+function openNative(choice: NativeChoice): string | undefined {
+  const p = nativePaths(choice);
+  if (!p) return `not installed (${INSTALL_HINT}${choice === 'tensorflow-gpu' ? ' --gpu' : ''})`;
+  if (!fs.existsSync(p.libtensorflow)) return `no TensorFlow library at ${p.libtensorflow} (removed? ${INSTALL_HINT}${choice === 'tensorflow-gpu' ? ' --gpu' : ''})`;
+  if (!fs.existsSync(p.binding)) return `addon not built (${INSTALL_HINT}${choice === 'tensorflow-gpu' ? ' --gpu' : ''})`;
+  // TensorFlow's C++ logging (oneDNN and CPU-feature banners) reads this when the library loads.
+  process.env.TF_CPP_MIN_LOG_LEVEL ??= '2';
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    require(p.binding);
+  } catch (e) {
+    return `cannot load: ${(e as Error).message.split('\n')[0]}`;
+  }
+  return undefined;
+}
+
+/** True when the machine shows an NVIDIA device node (no point loading CUDA without one). */
+function nvidiaDevicePresent(): boolean {
+  return fs.existsSync('/dev/nvidiactl') || fs.existsSync('/dev/nvidia0');
+}
+
+function loadPackage(choice: Concrete): string {
   switch (choice) {
     case 'tensorflow-gpu':
+    case 'tensorflow': {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      require('@tensorflow/tfjs-node-gpu');
-      return 'libtensorflow (CUDA)';
-    case 'tensorflow':
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      require('@tensorflow/tfjs-node');
-      return 'libtensorflow (CPU)';
+      const node = require(NODE_PACKAGES[choice]) as { version?: Record<string, string> };
+      loadedNative = choice;
+      return `libtensorflow ${tfVersion() ?? '?'}${choice === 'tensorflow-gpu' ? ', CUDA' : ', CPU'}, tfjs-node ${node.version?.['tfjs-node'] ?? '?'}`;
+    }
     case 'wasm': {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       require('@tensorflow/tfjs-backend-wasm');
@@ -55,13 +104,38 @@ function loadPackage(choice: Exclude<BackendChoice, 'auto'>): string {
   }
 }
 
-async function tryBackend(choice: Exclude<BackendChoice, 'auto'>): Promise<BackendInfo | string> {
+/** The TensorFlow C library's version once a node package is loaded (TF_Version()). */
+export function tfVersion(): string | undefined {
+  const choice = loadedNative;
+  if (!choice) return undefined;
+  const p = nativePaths(choice);
+  if (!p) return undefined;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require(p.binding) as { TF_Version?: string }).TF_Version;
+  } catch {
+    return undefined;
+  }
+}
+
+async function tryBackend(choice: Concrete): Promise<BackendInfo | string> {
+  if (choice === 'tensorflow-gpu' || choice === 'tensorflow') {
+    if (loadedNative && loadedNative !== choice) return `${NODE_PACKAGES[loadedNative]} is already loaded in this process`;
+    if (choice === 'tensorflow-gpu' && !loadedNative && !nvidiaDevicePresent()) return 'no NVIDIA device (/dev/nvidiactl absent)';
+    if (!loadedNative) {
+      const why = openNative(choice);
+      if (why) return why;
+    }
+  }
   let detail: string;
   try {
     detail = loadPackage(choice);
   } catch (e) {
     return `cannot load: ${(e as Error).message.split('\n')[0]}`;
   }
+  // Registered after the package: @tensorflow/tfjs (which tfjs-node loads) registers its own
+  // gradients for the same kernels, and ndbg's are the ones tested on every backend.
+  registerGradients();
   let ok = false;
   try {
     ok = await tf.setBackend(TF_NAME[choice]);
@@ -80,23 +154,11 @@ async function tryBackend(choice: Exclude<BackendChoice, 'auto'>): Promise<Backe
     const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
     detail += `, SIMD ${simd ? 'on' : 'off'}, ${threads ? 'multi' : 'single'}-threaded`;
   }
-  if (choice === 'tensorflow-gpu') {
+  if (choice === 'tensorflow-gpu' && !(tf.backend() as unknown as { isUsingGpuDevice?: boolean }).isUsingGpuDevice) {
     // tfjs-node-gpu falls back to the CPU silently when CUDA is unusable; that is not "gpu".
-    const gpu = hasGpuDevice();
-    if (gpu === false) return 'libtensorflow loaded but found no GPU device';
+    return 'libtensorflow loaded but found no usable GPU (CUDA 12 libraries on the library path?)';
   }
   return { choice, name: tf.getBackend(), detail };
-}
-
-function hasGpuDevice(): boolean | undefined {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const node = require('@tensorflow/tfjs-node-gpu') as { backend?: () => { isUsingGpuDevice?: boolean } };
-    const b = tf.backend() as unknown as { isUsingGpuDevice?: boolean };
-    return b.isUsingGpuDevice ?? node.backend?.().isUsingGpuDevice;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -119,4 +181,13 @@ export async function initBackend(choice: BackendChoice = 'auto', log: (line: st
     skipped.push(`${c}: ${r}`);
   }
   throw new UserError(`backend ${choice} is unavailable: ${skipped.join('; ')}`);
+}
+
+/** Whether a node backend could start in a fresh process here, without loading it (for tests and `auto`'s callers). */
+export function nativeUnavailableReason(choice: NativeChoice = 'tensorflow'): string | undefined {
+  const p = nativePaths(choice);
+  if (!p) return `${NODE_PACKAGES[choice]} not installed (${INSTALL_HINT})`;
+  if (!fs.existsSync(p.libtensorflow)) return `no TensorFlow library at ${p.libtensorflow} (${INSTALL_HINT})`;
+  if (!fs.existsSync(p.binding)) return `${NODE_PACKAGES[choice]} addon not built (${INSTALL_HINT})`;
+  return undefined;
 }

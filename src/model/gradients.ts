@@ -6,8 +6,8 @@ import * as tf from '@tensorflow/tfjs-core';
  * Why this file exists: @tensorflow/tfjs-core registers no gradients by itself; the union
  * package @tensorflow/tfjs does it with an ES-module side-effect import that CommonJS code
  * cannot load (the CJS bundle tf-core.node.js does not contain them). So ndbg registers the
- * ones it needs, following the tfjs-core definitions (Apache-2.0). A gradient that is already
- * registered (e.g. by @tensorflow/tfjs-node, which loads the union package) is left alone.
+ * ones it needs, following the tfjs-core definitions (Apache-2.0). The union package, when
+ * tfjs-node loads it, registers its own; registerGradients() puts ndbg's back (see there).
  */
 type Saved = tf.Tensor[];
 type Attrs = Record<string, unknown>;
@@ -121,12 +121,14 @@ function keptShape(shape: number[], axis: number | number[] | undefined): number
   return shape.map((d, i) => (axes.includes(i) ? 1 : d));
 }
 
-let registered = false;
-
+/**
+ * Registers ndbg's gradients, replacing any registered for the same kernels. Idempotent and
+ * cheap, so it runs again after a backend package loads: @tensorflow/tfjs (pulled in by
+ * tfjs-node) registers its own versions, and the model must differentiate the same way on every
+ * backend (the parity tests compare them).
+ */
 export function registerGradients(): void {
-  if (registered) return;
-  registered = true;
   for (const g of GRADIENTS) {
-    if (!tf.getGradient(g.kernelName)) tf.registerGradient(g as unknown as tf.GradConfig);
+    if (tf.getGradient(g.kernelName) !== (g as unknown as tf.GradConfig)) tf.registerGradient(g as unknown as tf.GradConfig);
   }
 }
