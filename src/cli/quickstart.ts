@@ -34,8 +34,10 @@ import { trainFromConfig } from '../train/run';
 import { traceProgram } from '../trace';
 import type { ProgramRecord, TraceRecord } from '../trace/types';
 import { loadConfig } from '../util/config';
+import { RunConfigSchema } from '../train/run_config';
+import { Tokenizer } from '../tokenizer';
 import { UserError } from '../util/errors';
-import { JsonlWriter } from '../util/jsonl';
+import { replaceFileAtomic } from '../util/fsync';
 import { assetPath } from '../util/paths';
 import { Progress, formatDuration } from '../util/progress';
 
@@ -49,7 +51,11 @@ export interface QuickstartOptions {
   docsPerProgram: number;
   evalPrograms: number;
   config: string;
-  /** Generator config: configs/programs-small.json makes programs short enough for a tiny model's context. */
+  /**
+   * Generator config: configs/programs-quickstart.json keeps programs (≤ 420 characters, about
+   * 100 tokens of context) short enough that a document shows the program and several frames
+   * within the tiny model's 256-token context (docs/eval.md, "Choosing the quickstart").
+   */
   programsConfig: string;
   tokenizer: string;
   backend: string;
@@ -64,11 +70,11 @@ export interface QuickstartOptions {
 export const QUICKSTART_DEFAULTS: Omit<QuickstartOptions, 'out'> = {
   minutes: 10,
   steps: 100000,
-  programs: 2000,
-  docsPerProgram: 6,
+  programs: 3000,
+  docsPerProgram: 8,
   evalPrograms: 100,
   config: assetPath('configs/quickstart.json'),
-  programsConfig: assetPath('configs/programs-small.json'),
+  programsConfig: assetPath('configs/programs-quickstart.json'),
   tokenizer: assetPath('tokenizer/ndbg-2k.model'),
   backend: 'auto',
   seed: 0,
@@ -98,10 +104,7 @@ function done(where: string, start: number, seconds: Record<string, number>, key
 }
 
 function writeJsonl(file: string, records: unknown[]): void {
-  const w = new JsonlWriter(`${file}.partial`, false);
-  for (const r of records) w.write(r);
-  w.close();
-  fs.renameSync(`${file}.partial`, file);
+  replaceFileAtomic(file, records.map((r) => JSON.stringify(r) + '\n').join(''));
 }
 
 /** The directory of the running Python's standard library (the offline code source). */
@@ -133,12 +136,24 @@ async function makePrograms(o: QuickstartOptions, dir: string): Promise<Record<'
   return split.records;
 }
 
-function makeDocuments(o: QuickstartOptions, traces: TraceRecord[], file: string): number {
-  const sampler = defaultSamplerConfig();
-  const docs = traces.flatMap((t) => sampleDocuments(t, o.seed, o.docsPerProgram, sampler).records);
+/**
+ * Documents that fit one training row whole (seq_len + 1 tokens, counted with the real
+ * tokenizer), so every row the model trains on shows the program it debugs.
+ */
+function makeDocuments(o: QuickstartOptions, traces: TraceRecord[], file: string, tok: Tokenizer, seqLen: number): { documents: number; tooLong: number } {
+  const sampler = { ...defaultSamplerConfig(), maxTokens: seqLen + 1 };
+  const countTokens = (text: string) => tok.encodeIds(text).length;
+  let tooLong = 0;
+  const docs = traces.flatMap((t) => {
+    const r = sampleDocuments(t, o.seed, o.docsPerProgram, sampler, { countTokens });
+    tooLong += r.tooLong;
+    return r.records;
+  });
   writeJsonl(file, docs);
-  return docs.length;
+  return { documents: docs.length, tooLong };
 }
+
+const pct = (part: number, whole: number) => `${((100 * part) / Math.max(whole, 1)).toFixed(1)}%`;
 
 function makeCodeSource(o: QuickstartOptions, file: string): { files: number; bytes: number } {
   let bytes = 0;
@@ -193,11 +208,15 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
   writeJsonl(path.join(dir, 'traces', 'test.jsonl'), testTraces);
   done(`${path.join(dir, 'traces')}/{train,test}.jsonl: ${trainTraces.length} + ${testTraces.length} runs`, t, seconds, 'trace');
 
+  const seqLen = loadConfig(RunConfigSchema, { file: o.config, overrides: o.set }).model.max_seq_len;
+  const tokenizer = await Tokenizer.load(o.tokenizer);
+
   t = Date.now();
-  stage(3, 'ndl', `sampling ${o.docsPerProgram} NDL documents per program (forward:inverse 1:1)`);
+  stage(3, 'ndl', `sampling ${o.docsPerProgram} NDL documents per program (forward:inverse 1:1), each within ${seqLen + 1} tokens`);
   const ndlFile = path.join(dir, 'ndl', 'train.jsonl');
-  const nDocs = makeDocuments(o, trainTraces, ndlFile);
-  done(`${ndlFile}: ${nDocs} documents`, t, seconds, 'ndl');
+  const docs = makeDocuments(o, trainTraces, ndlFile, tokenizer, seqLen);
+  const sampled = docs.documents + docs.tooLong;
+  done(`${ndlFile}: ${docs.documents} documents; ${pct(docs.documents, sampled)} fit the context (${docs.tooLong} left out: program + first frame > ${seqLen + 1} tokens)`, t, seconds, 'ndl');
 
   t = Date.now();
   stage(4, 'code', `taking up to ${(o.codeBytes / 2 ** 20).toFixed(1)} MiB of the Python standard library as the code source`);
@@ -206,11 +225,9 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
   done(`${codeFile}: ${codeStats.files} files, ${(codeStats.bytes / 2 ** 20).toFixed(2)} MiB`, t, seconds, 'code');
 
   t = Date.now();
-  const runConfig = JSON.parse(fs.readFileSync(o.config, 'utf8')) as { model: { max_seq_len: number } };
-  const seqLen = runConfig.model.max_seq_len;
   stage(5, 'data', `tokenizing (${path.basename(o.tokenizer)}) and packing rows of ${seqLen + 1} tokens into Arrow shards`);
   const dataDir = path.join(dir, 'data');
-  await buildDataset({
+  const manifest = await buildDataset({
     sources: [
       { name: 'ndl', path: ndlFile, kind: 'ndl' },
       { name: 'code', path: codeFile, kind: 'code' },
@@ -227,7 +244,8 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
     workers: Math.max(0, o.workers - 1),
     force: true,
   });
-  done(`${dataDir}/manifest.json`, t, seconds, 'data');
+  const packing = manifest.sources.map((src) => `${src.name}: ${src.packing?.mode}, ${src.packing?.documentsSplit} split, ${pct(src.packing?.paddingFraction ?? 0, 1)} padding`);
+  done(`${dataDir}/manifest.json (${packing.join('; ')})`, t, seconds, 'data');
 
   t = Date.now();
   const runDir = path.join(dir, 'run');
@@ -258,8 +276,10 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
   t = Date.now();
   stage(7, 'eval', `next-state accuracy on ${testTraces.length} held-out programs, every action, beside the naive baseline`);
   const completer = await loadCompleter({ checkpoint, backend: o.backend as never, maxNewTokens: 64 }, testTraces);
-  const tasks = makeTasks(testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, maxPrefixFrames: 6 });
-  const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()]);
+  const { tasks, didNotFit } = makeTasks(testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, budget: completer.budget });
+  const notFitting = Object.values(didNotFit).reduce((a, b) => a + b, 0);
+  process.stderr.write(`      ${tasks.length} tasks; ${pct(tasks.length, tasks.length + notFitting)} fit the context (${notFitting} did_not_fit, not scored)\n`);
+  const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { didNotFit });
   const evalDir = path.join(runDir, 'eval');
   fs.mkdirSync(evalDir, { recursive: true });
   writeJson(path.join(evalDir, 'next_state.json'), nextStateReport(result, completer.name, { programs: testTraces.length, tasks: tasks.length }));

@@ -10,11 +10,11 @@ import { Progress } from '../util/progress';
 import { Rng } from '../util/rng';
 import { UserError } from '../util/errors';
 import { EncodePool } from './encode-pool';
-import { RowPacker, type EncodedDocument } from './pack';
+import { RowPacker, WholeDocumentPacker, type EncodedDocument, type PackStats } from './pack';
 import { MANIFEST_FILE, MANIFEST_FORMAT, tokenDtypeFor, writeManifest, type Manifest, type ManifestSource, type ShardEntry, type SplitName } from './manifest';
 import { encodeShard, sha256Hex, type ShardIdentity } from './shard';
 import { replaceFileAtomic } from '../util/fsync';
-import { readDocuments, readSidecar, type SourceSpec } from './sources';
+import { readDocuments, readSidecar, type SourceKind, type SourceSpec } from './sources';
 import { loadTextTokenizer } from './tokenizer';
 
 export interface BuildOptions {
@@ -30,6 +30,8 @@ export interface BuildOptions {
   workers: number;
   /** Replace an existing data set in `out`. */
   force: boolean;
+  /** Source kinds packed as whole documents (default: ndl); the others are cut as a stream. */
+  wholeDocumentKinds?: readonly SourceKind[];
   quiet?: boolean;
 }
 
@@ -41,8 +43,16 @@ export function isValidationDocument(key: string, valFraction: number, splitSeed
   return valFraction > 0 && Rng.from(splitSeed, 'val-split', key).next() < valFraction;
 }
 
+export const DEFAULT_WHOLE_DOCUMENT_KINDS: readonly SourceKind[] = ['ndl'];
+
+interface Packer {
+  readonly stats: PackStats;
+  push(doc: EncodedDocument, docId: number): void;
+  finish(): void;
+}
+
 class SplitWriter {
-  readonly packer: RowPacker;
+  readonly packer: Packer;
   readonly shards: ShardEntry[] = [];
   documents = 0;
   textBytes = 0;
@@ -57,12 +67,14 @@ class SplitWriter {
     private readonly rowLen: number,
     private readonly identity: Omit<ShardIdentity, 'index'>,
     padId: number,
+    wholeDocuments: boolean,
   ) {
     const n = rowsPerShard * rowLen;
     this.tokens = identity.tokenDtype === 'uint16' ? new Uint16Array(n) : new Uint32Array(n);
     this.mask = new Uint8Array(n);
     this.docIds = new Int32Array(n);
-    this.packer = new RowPacker(rowLen, padId, (t, m, d) => this.addRow(t, m, d));
+    const sink = (t: Uint32Array, m: Uint8Array, d: Int32Array) => this.addRow(t, m, d);
+    this.packer = wholeDocuments ? new WholeDocumentPacker(rowLen, padId, sink) : new RowPacker(rowLen, padId, sink);
   }
 
   push(doc: EncodedDocument, textBytes: number): void {
@@ -150,10 +162,10 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
   try {
     for (const spec of opts.sources) {
       const sidecar = readSidecar(spec);
-      const writers: Record<SplitName, SplitWriter> = {
-        train: new SplitWriter(opts.out, rowsPerShard, rowLen, { tokenizerSha256: tok.sha256, seqLen: opts.seqLen, tokenDtype, source: spec.name, split: 'train' }, tok.padId),
-        val: new SplitWriter(opts.out, rowsPerShard, rowLen, { tokenizerSha256: tok.sha256, seqLen: opts.seqLen, tokenDtype, source: spec.name, split: 'val' }, tok.padId),
-      };
+      const whole = (opts.wholeDocumentKinds ?? DEFAULT_WHOLE_DOCUMENT_KINDS).includes(spec.kind);
+      const writer = (split: SplitName) =>
+        new SplitWriter(opts.out, rowsPerShard, rowLen, { tokenizerSha256: tok.sha256, seqLen: opts.seqLen, tokenDtype, source: spec.name, split }, tok.padId, whole);
+      const writers: Record<SplitName, SplitWriter> = { train: writer('train'), val: writer('val') };
       await encodeSource(spec, pool, opts, writers);
       writers.train.finish();
       writers.val.finish();
@@ -164,6 +176,7 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
         python: sidecar?.python ?? null,
         generator: sidecar?.generator ?? null,
         sidecar: sidecar ? { file: sidecar.file, content: sidecar.content } : null,
+        packing: packingSummary(whole, writers.train.packer.stats, writers.val.packer.stats),
         train: writers.train.summary(),
         val: writers.val.summary(),
       });
@@ -182,6 +195,18 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
   };
   writeManifest(opts.out, manifest);
   return manifest;
+}
+
+/** The manifest's per-source packing record: both splits' counts added up. */
+function packingSummary(whole: boolean, a: PackStats, b: PackStats): NonNullable<ManifestSource['packing']> {
+  const targets = a.targetTokens + b.targetTokens;
+  return {
+    mode: whole ? 'whole_documents' : 'stream',
+    documentsSplit: a.documentsSplit + b.documentsSplit,
+    documentsDropped: a.documentsDropped + b.documentsDropped,
+    tokensDropped: a.tokensDropped + b.tokensDropped,
+    paddingFraction: targets ? Number(((a.paddingTokens + b.paddingTokens) / targets).toFixed(6)) : 0,
+  };
 }
 
 /** Streams one source through the pool, keeping a bounded number of tasks in flight, packing in order. */

@@ -41,6 +41,20 @@ const SourceSchema = z
     python: z.string().nullable(),
     generator: z.unknown(),
     sidecar: z.object({ file: z.string(), content: z.record(z.unknown()) }).strict().nullable(),
+    /** How this source's documents were cut into rows (absent in data sets built before it existed). */
+    packing: z
+      .object({
+        mode: z.enum(['whole_documents', 'stream']),
+        /** Documents cut across rows: 0 for whole-document packing. */
+        documentsSplit: z.number().int().nonnegative(),
+        /** Documents longer than a row, left out (whole-document packing only). */
+        documentsDropped: z.number().int().nonnegative(),
+        tokensDropped: z.number().int().nonnegative(),
+        /** Padding tokens / target positions (rows × T). */
+        paddingFraction: z.number().min(0).max(1),
+      })
+      .strict()
+      .optional(),
     train: SplitSchema,
     val: SplitSchema,
   })
@@ -64,6 +78,7 @@ export const ManifestSchema = z
     tokenDtype: z.enum(['uint16', 'uint32']),
     packing: z
       .object({
+        /** Consecutive rows of a stream-packed source share one token; whole-document rows share none. */
         rowOverlap: z.literal(1),
         maskContext: z.boolean(),
         valFraction: z.number().min(0).max(1),

@@ -7,8 +7,23 @@
 import { parseNextFrame } from '../ndl/parse';
 import type { FramePredictor, NextStateTask, PredictOptions, Prediction } from './types';
 
+/** What a prompt may hold: the model's context length and a token counter for NDL text. */
+export interface PromptBudget {
+  maxSeqLen: number;
+  countTokens: (text: string) => number;
+}
+
+/** A prompt that does not fit the model's context; the caller counts it as did_not_fit. */
+export class PromptTooLongError extends Error {
+  constructor(readonly tokens: number, readonly maxSeqLen: number) {
+    super(`prompt of ${tokens} tokens leaves no room for an answer in a context of ${maxSeqLen}`);
+  }
+}
+
 export interface TextCompleter {
   readonly name: string;
+  /** The context a prompt must fit (a model has one; the oracle does not). */
+  readonly budget?: PromptBudget;
   /** The continuation text after `prefix` (the next frame; see above). */
   completeFrame(prefix: string, options?: PredictOptions): Promise<string>;
 }

@@ -20,7 +20,7 @@ import { formatDocument } from '../ndl/format';
 import type { ParsedFrame, Trajectory, TrajectoryStep } from '../ndl/types';
 import type { ProgramRecord, TraceRecord } from '../trace/types';
 import { STRUCTURE_TOKENS } from '../ndl/tokens';
-import { cutBeforeFrame } from './tasks';
+import { cutBeforeFrame, nextFrameText } from './tasks';
 
 export const CRUX_TASKS = ['output_step_return', 'output_breakpoint', 'input_inv_step_call'] as const;
 export type CruxTaskKind = (typeof CRUX_TASKS)[number];
@@ -47,14 +47,6 @@ function prefixFor(trace: TraceRecord, tree: StateTree, steps: TrajectoryStep[])
   const text = formatDocument(trace, tree, trajectory);
   const prefix = cutBeforeFrame(text, steps.length);
   return { prefix, truth: nextFrameText(text.slice(prefix.length)) };
-}
-
-/** The first frame of `rest` (which starts with <|frame_sep|>) through its <|action_sep|>, or the exit token. */
-export function nextFrameText(rest: string): string {
-  const action = rest.indexOf(STRUCTURE_TOKENS.actionSep);
-  if (action >= 0) return rest.slice(0, action + STRUCTURE_TOKENS.actionSep.length);
-  const end = rest.indexOf(STRUCTURE_TOKENS.traceEnd);
-  return end >= 0 ? rest.slice(0, end) : rest;
 }
 
 /** The three task prefixes for one traced program (fewer when the run does not allow one). */

@@ -10,6 +10,7 @@ import { Progress } from '../util/progress';
 import { readPrediction, TextCompleter } from './completer';
 import { candidateFor, CRUX_TASKS, CruxTask, cruxTasks } from './cruxeval';
 import { meanPassAtK } from './passk';
+import { fitsBudget } from './tasks';
 
 export interface CruxEvalOptions {
   /** Samples per task for pass@k (0: greedy only). */
@@ -39,6 +40,8 @@ export interface CruxSampleResult {
 
 export interface CruxSummaryRow {
   tasks: number;
+  /** Tasks whose prompt and answer do not fit the model's context: not scored. */
+  didNotFit: number;
   greedyPass1: number;
   passAtK: Record<string, number>;
 }
@@ -72,10 +75,14 @@ export async function runCruxEval(
     for await (const t of traceBatch(programs, { pool })) traces.push(t);
     const tasks: CruxTask[] = [];
     const untraceable: string[] = [];
+    const didNotFit: Record<string, number> = {};
     programs.forEach((p, i) => {
       const ts = cruxTasks(p, traces[i]);
       if (ts.length === 0) untraceable.push(p.id);
-      tasks.push(...ts);
+      for (const t of ts) {
+        if (fitsBudget(t.prefix, t.truth, completer.budget)) tasks.push(t);
+        else didNotFit[t.kind] = (didNotFit[t.kind] ?? 0) + 1;
+      }
     });
     const counts = new Map<string, Array<{ n: number; c: number }>>();
     const greedy = new Map<string, number[]>();
@@ -108,7 +115,7 @@ export async function runCruxEval(
       if (options.samples > 0) {
         for (const k of options.ks) if (k <= options.samples) passAtK[`pass@${k}`] = meanPassAtK(counts.get(kind) ?? [], k);
       }
-      byTask[kind] = { tasks: g.length, greedyPass1: g.length ? g.reduce((a, b) => a + b, 0) / g.length : 0, passAtK };
+      byTask[kind] = { tasks: g.length, didNotFit: didNotFit[kind] ?? 0, greedyPass1: g.length ? g.reduce((a, b) => a + b, 0) / g.length : 0, passAtK };
     }
     return { programs: programs.length, traced: traces.filter((t) => t.status === 'normal').length, untraceable, byTask };
   } finally {

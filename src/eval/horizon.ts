@@ -22,7 +22,7 @@ import type { TrajectoryStep } from '../ndl/types';
 import type { TraceRecord } from '../trace/types';
 import { Progress } from '../util/progress';
 import { Rng } from '../util/rng';
-import { readPrediction, TextCompleter } from './completer';
+import { PromptTooLongError, readPrediction, TextCompleter } from './completer';
 import { scorePrediction } from './score';
 import { cutBeforeFrame } from './tasks';
 import type { Outcome } from './types';
@@ -98,10 +98,34 @@ export function horizonTask(trace: TraceRecord, options: HorizonOptions): Horizo
 export interface HorizonRow {
   fraction: number;
   n: number;
+  /** Samples whose walk outgrew the model's context before the jump: not scored. */
+  didNotFit: number;
   full: number;
   evt: number;
   src: number;
   arg: number;
+}
+
+/**
+ * One sample: the model walks k step_into frames itself, then takes the jump; scored greedily.
+ * Its prompts grow with the walk; one that outgrows the context throws PromptTooLongError.
+ */
+async function horizonSample(task: HorizonTask, k: number, s: number, completer: TextCompleter, options: HorizonOptions) {
+  const failed = { full: false, evt: false, src: false, arg: false };
+  let prefix = task.base;
+  for (let step = 0; step < k; step++) {
+    prefix += actionToken('step_into');
+    const frame = await completer.completeFrame(prefix, {
+      temperature: options.temperature,
+      topP: options.topP,
+      seed: options.seed * 7919 + s * 104729 + step,
+    });
+    // A model that exits or writes garbage mid-walk cannot take the jump: the sample fails.
+    if (readPrediction(prefix, frame).frame === undefined) return failed;
+    prefix += frame;
+  }
+  prefix += actionToken('breakpoint') + task.target;
+  return scorePrediction(readPrediction(prefix, await completer.completeFrame(prefix, { temperature: 0 })), task.truth);
 }
 
 /** Runs every task at every fraction; returns accuracy per fraction of skipped states. */
@@ -110,29 +134,18 @@ export async function runHorizon(traces: TraceRecord[], completer: TextCompleter
   const rows: HorizonRow[] = [];
   const progress = new Progress('horizon', tasks.length * options.fractions.length * options.samples, process.stderr, options.quiet);
   for (const fraction of options.fractions) {
-    const tally = { n: 0, full: 0, evt: 0, src: 0, arg: 0 };
+    const tally = { n: 0, didNotFit: 0, full: 0, evt: 0, src: 0, arg: 0 };
     for (const task of tasks) {
       const k = Math.round((1 - fraction) * task.skipped);
       for (let s = 0; s < options.samples; s++) {
-        let prefix = task.base;
-        for (let step = 0; step < k; step++) {
-          prefix += actionToken('step_into');
-          const frame = await completer.completeFrame(prefix, {
-            temperature: options.temperature,
-            topP: options.topP,
-            seed: options.seed * 7919 + s * 104729 + step,
-          });
-          // A model that exits or writes garbage mid-walk cannot take the jump: the sample fails.
-          if (readPrediction(prefix, frame).frame === undefined) {
-            prefix = '';
-            break;
-          }
-          prefix += frame;
-        }
-        let scores = { full: false, evt: false, src: false, arg: false };
-        if (prefix) {
-          prefix += actionToken('breakpoint') + task.target;
-          scores = scorePrediction(readPrediction(prefix, await completer.completeFrame(prefix, { temperature: 0 })), task.truth);
+        let scores: { full: boolean; evt: boolean; src: boolean; arg: boolean };
+        try {
+          scores = await horizonSample(task, k, s, completer, options);
+        } catch (e) {
+          if (!(e instanceof PromptTooLongError)) throw e;
+          tally.didNotFit++;
+          progress.tick(1);
+          continue;
         }
         tally.n++;
         tally.full += scores.full ? 1 : 0;
@@ -143,7 +156,7 @@ export async function runHorizon(traces: TraceRecord[], completer: TextCompleter
       }
     }
     const d = Math.max(tally.n, 1);
-    rows.push({ fraction, n: tally.n, full: tally.full / d, evt: tally.evt / d, src: tally.src / d, arg: tally.arg / d });
+    rows.push({ fraction, n: tally.n, didNotFit: tally.didNotFit, full: tally.full / d, evt: tally.evt / d, src: tally.src / d, arg: tally.arg / d });
   }
   progress.finish();
   return { tasks: tasks.length, rows };

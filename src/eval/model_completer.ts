@@ -1,14 +1,15 @@
 /**
- * The model side of evaluation: encodes an NDL prefix, keeps its last tokens when it is longer
- * than the model's context (minus room for the answer), decodes with the KV cache until the
- * next frame's <|action_sep|> or an exit, and returns the text. Greedy unless a temperature > 0
- * is given.
+ * The model side of evaluation: encodes an NDL prompt, decodes with the KV cache until the next
+ * frame's <|action_sep|> or an exit, and returns the text. Greedy unless a temperature > 0 is
+ * given. A prompt is never cut: one that leaves no room for an answer in the model's context is
+ * a PromptTooLongError (the task builders check `budget` first and count such tasks as
+ * did_not_fit), and the answer may use whatever room the prompt leaves, up to maxNewTokens.
  */
 import type { LlamaModel } from '../model/model';
 import { generate } from '../model/generate';
 import { EXIT_KINDS, exitToken, STRUCTURE_TOKENS, DOCUMENT_TOKENS } from '../ndl/tokens';
 import type { Tokenizer } from '../tokenizer';
-import type { TextCompleter } from './completer';
+import { PromptTooLongError, type PromptBudget, type TextCompleter } from './completer';
 import type { PredictOptions } from './types';
 
 export interface ModelCompleterOptions {
@@ -19,8 +20,7 @@ export interface ModelCompleterOptions {
 export class ModelCompleter implements TextCompleter {
   readonly name = 'model';
   private readonly stops: number[];
-  /** Prompts cut on the left because they did not fit the context window. */
-  truncatedPrompts = 0;
+  readonly budget: PromptBudget;
 
   constructor(
     private readonly model: LlamaModel,
@@ -33,19 +33,16 @@ export class ModelCompleter implements TextCompleter {
       DOCUMENT_TOKENS.end,
       ...EXIT_KINDS.map(exitToken),
     ].map((t) => tokenizer.idOf(t));
+    this.budget = { maxSeqLen: model.config.max_seq_len, countTokens: (text) => tokenizer.encodeIds(text).length };
   }
 
   async completeFrame(prefix: string, options: PredictOptions = {}): Promise<string> {
-    let ids = this.tokenizer.encode(prefix);
-    const room = this.model.config.max_seq_len - this.options.maxNewTokens;
-    if (ids.length > room) {
-      // Keep the most recent frames: the next state depends most on them.
-      ids = ids.slice(ids.length - room);
-      this.truncatedPrompts++;
-    }
+    const ids = this.tokenizer.encode(prefix);
+    const room = this.model.config.max_seq_len - ids.length;
+    if (room < 1) throw new PromptTooLongError(ids.length, this.model.config.max_seq_len);
     const greedy = !(options.temperature && options.temperature > 0);
     const result = generate(this.model, ids, {
-      maxNewTokens: this.options.maxNewTokens,
+      maxNewTokens: Math.min(this.options.maxNewTokens, room),
       stopTokens: this.stops,
       greedy,
       temperature: greedy ? undefined : options.temperature,

@@ -15,7 +15,7 @@ export interface NextStateResult {
 export async function evaluateNextState(
   tasks: NextStateTask[],
   predictors: FramePredictor[],
-  options: { quiet?: boolean } = {},
+  options: { quiet?: boolean; /** From makeTasks: tasks per action that did not fit the context. */ didNotFit?: Record<string, number> } = {},
 ): Promise<NextStateResult> {
   const tables: NextStateResult['tables'] = {};
   const scored: NextStateResult['scored'] = {};
@@ -29,7 +29,7 @@ export async function evaluateNextState(
     }
     progress.finish();
     scored[predictor.name] = rows;
-    tables[predictor.name] = ratesByAction(rows);
+    tables[predictor.name] = ratesByAction(rows, options.didNotFit);
   }
   return { tables, scored };
 }
@@ -37,18 +37,18 @@ export async function evaluateNextState(
 const pct = (x: number | null) => (x === null ? '   -' : `${(100 * x).toFixed(1).padStart(5)}`);
 
 /**
- * A plain-text table: one row per action, for each predictor the full-frame rate and the
- * components, e.g. `step_into  n=40  model full 52.5 evt 90.0 ... | baseline full 20.0 ...`.
+ * A plain-text table: one row per action (tasks scored, tasks that did not fit the context),
+ * for each predictor the full-frame rate and the components, e.g. `step_into  n=40  model full 52.5 evt 90.0 ... | baseline full 20.0 ...`.
  */
 export function formatTables(tables: NextStateResult['tables']): string {
   const names = Object.keys(tables);
   if (names.length === 0) return '(no results)';
   const actions = Object.keys(tables[names[0]]);
-  const header = ['action'.padEnd(14), 'n'.padStart(5)];
+  const header = ['action'.padEnd(14), 'n'.padStart(5), 'no-fit'.padStart(6)];
   for (const name of names) header.push(`| ${name}: full   evt   src   arg locals`);
   const lines = [header.join(' ')];
   for (const action of actions) {
-    const row = [action.padEnd(14), String(tables[names[0]][action].n).padStart(5)];
+    const row = [action.padEnd(14), String(tables[names[0]][action].n).padStart(5), String(tables[names[0]][action].didNotFit ?? 0).padStart(6)];
     for (const name of names) {
       const r = tables[name][action];
       row.push(`| ${' '.repeat(name.length)}  ${pct(r.full)} ${pct(r.evt)} ${pct(r.src)} ${pct(r.arg)} ${pct(r.locals)}`);
@@ -75,9 +75,11 @@ export function nextStateReport(result: NextStateResult, predictor: string, meta
     ...meta,
     predictor,
     [`full_match_${predictor}`]: ratesOf(model, 'full'),
-    full_match_baseline: ratesOf(result.tables.baseline, 'full'),
+    ...(result.tables.baseline ? { full_match_baseline: ratesOf(result.tables.baseline, 'full') } : {}),
     [`src_${predictor}`]: ratesOf(model, 'src'),
     [`arg_${predictor}`]: ratesOf(model, 'arg'),
+    // Tasks per action whose prompt and answer do not fit the model's context: not scored, shown.
+    did_not_fit: Object.fromEntries(Object.entries(model).map(([k, v]) => [k, v.didNotFit ?? 0])),
     tables: result.tables,
   };
 }

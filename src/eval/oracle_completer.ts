@@ -12,7 +12,7 @@ import { parseDocument } from '../ndl/parse';
 import type { TrajectoryStep } from '../ndl/types';
 import type { TraceRecord } from '../trace/types';
 import type { TextCompleter } from './completer';
-import { nextFrameText } from './cruxeval';
+import { nextFrameText } from './tasks';
 
 export interface ReplayResult {
   tree: StateTree;

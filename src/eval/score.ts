@@ -61,7 +61,10 @@ export function scorePrediction(prediction: Prediction, truth: Outcome): Compone
 }
 
 export interface ComponentRates {
+  /** Tasks scored. */
   n: number;
+  /** Tasks drawn but not scored because no prompt with its answer fits the model's context. */
+  didNotFit: number;
   full: number;
   evt: number;
   src: number;
@@ -77,6 +80,7 @@ export function aggregate(scores: ComponentScores[]): ComponentRates {
   const withLocals = scores.filter((s) => s.locals !== undefined);
   return {
     n,
+    didNotFit: 0,
     full: rate((s) => s.full),
     evt: rate((s) => s.evt),
     src: rate((s) => s.src),
@@ -92,16 +96,21 @@ export interface ScoredTask {
   scores: ComponentScores;
 }
 
-/** Rates per action kind (and 'all'), in the order the kinds first appear. */
-export function ratesByAction(scored: ScoredTask[]): Record<string, ComponentRates> {
+/**
+ * Rates per action kind (and 'all'), in the order the kinds first appear; `didNotFit` (tasks per
+ * action that no prompt could fit) is carried into each row, so an action whose tasks all failed
+ * to fit still has a row that says so.
+ */
+export function ratesByAction(scored: ScoredTask[], didNotFit: Record<string, number> = {}): Record<string, ComponentRates> {
   const groups = new Map<string, ComponentScores[]>();
   for (const s of scored) {
     const key = s.task.action.kind;
     if (!groups.has(key)) groups.set(key, []);
     (groups.get(key) as ComponentScores[]).push(s.scores);
   }
+  for (const k of Object.keys(didNotFit)) if (!groups.has(k)) groups.set(k, []);
   const out: Record<string, ComponentRates> = {};
-  for (const [k, v] of groups) out[k] = aggregate(v);
-  out.all = aggregate(scored.map((s) => s.scores));
+  for (const [k, v] of groups) out[k] = { ...aggregate(v), didNotFit: didNotFit[k] ?? 0 };
+  out.all = { ...aggregate(scored.map((s) => s.scores)), didNotFit: Object.values(didNotFit).reduce((a, b) => a + b, 0) };
   return out;
 }

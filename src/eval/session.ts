@@ -214,6 +214,7 @@ export class DebugSession {
   private async take(action: Action, breakLine: number | undefined): Promise<string[]> {
     const out: string[] = [];
     if (breakLine !== undefined) out.push(`Breakpoint at line ${breakLine}: ${(action.target ?? '').trim()}`);
+    if (!this.fitsContext(this.text + formatAction(action))) out.push(...this.reanchor());
     const prefix = this.text + formatAction(action);
     const options = this.sampling && { ...this.sampling, seed: (this.sampling.seed ?? 0) + this.steps };
     this.steps++;
@@ -251,6 +252,36 @@ export class DebugSession {
     }
     out.push(...this.showStop(false));
     return out;
+  }
+
+  /** Whether a prompt leaves room in the model's context for the longest frame we expect back. */
+  private fitsContext(prompt: string): boolean {
+    const budget = this.completer.budget;
+    if (!budget) return true;
+    return budget.countTokens(prompt) + Math.min(ANSWER_ROOM, Math.floor(budget.maxSeqLen / 4)) <= budget.maxSeqLen;
+  }
+
+  /**
+   * The session has outgrown the model's context. Training documents never exceed it, so the
+   * session does not cut the document from the left (that would lose the program and break the
+   * delta chain); it starts a new document of a kind the model was trained on, holding the
+   * program and the current state with full locals: forward, main's call frame and a breakpoint
+   * jump to the current line (a jump's frame always shows full locals); for a call, return or
+   * exception stop, main's call and the stop itself; inverse, the stop as the first frame.
+   */
+  private reanchor(): string[] {
+    const before = this.completer.budget?.countTokens(this.text) ?? 0;
+    const frame = this.stop.frame;
+    if (!frame) return [];
+    const arg = frame.value !== undefined ? dumpsValue(frame.value) : dumpsEntries(Object.entries(frame.locals ?? {}));
+    const current = formatFrameEvent({ ...mainCallNode(), event: frame.event, src: frame.src }, arg);
+    let first = '';
+    if (this.direction === 'forward') {
+      const jump: Action = frame.event === 'line' ? { kind: 'breakpoint', target: frame.src } : { kind: 'step_into' };
+      first = formatFrameEvent(mainCallNode(), '{}') + formatAction(jump) + S.frameSep;
+    }
+    this.text = DOCUMENT_TOKENS.begin + S.traceContextStart + this.source.context + S.frameSep + first + current;
+    return [`*** The session outgrew the model's context (${before} tokens): continuing from a new document with the program and this state (full locals)`];
   }
 
   /**
@@ -345,6 +376,9 @@ export class DebugSession {
 function showsValue(event: string): boolean {
   return event === 'return' || event === 'exception' || event === 'inv_return' || event === 'inv_exception';
 }
+
+/** Tokens kept free for the model's next frame when deciding whether a session still fits. */
+const ANSWER_ROOM = 64;
 
 /** main's call frame as the formatter writes it: every forward document starts with it. */
 function mainCallNode() {

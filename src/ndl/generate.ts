@@ -9,7 +9,7 @@ import type { TraceRecord } from '../trace/types';
 import { Rng } from '../util/rng';
 import type { SamplerConfig } from './config';
 import { formatDocument } from './format';
-import { sampleDocument, SampleOptions } from './sampler';
+import { approxTokenCount, sampleDocument, SampleOptions } from './sampler';
 import type { Trajectory } from './types';
 
 /** One line of `ndbg ndl`'s output JSONL. */
@@ -63,10 +63,14 @@ export function sampleDocuments(
   k: number,
   config: SamplerConfig,
   options: SampleOptions = {},
-): { records: NdlRecord[]; skipped: number } {
+): { records: NdlRecord[]; skipped: number; tooLong: number } {
   const nForward = forwardCount(trace, seed, k, config);
   const records: NdlRecord[] = [];
   let skipped = 0;
+  // Documents whose program context and first frame alone exceed the token budget: a row could
+  // not hold them whole, so they are not written (and counted) rather than cut.
+  let tooLong = 0;
+  const count = options.countTokens ?? approxTokenCount;
   const trees: Partial<Record<Direction, StateTree | undefined>> = {};
   for (let d = 0; d < k; d++) {
     const direction = d < nForward ? 'forward' : 'inverse';
@@ -78,9 +82,13 @@ export function sampleDocuments(
     }
     const rng = Rng.from(seed, trace.id, 'ndl', direction, d);
     const { trajectory, text } = sampleDocument(trace, tree, rng, config, options);
+    if (config.maxTokens != null && count(text) > config.maxTokens) {
+      tooLong++;
+      continue;
+    }
     records.push(toRecord(trace.id, d, trajectory, text));
   }
-  return { records, skipped };
+  return { records, skipped, tooLong };
 }
 
 /** The trajectory that takes `kind` from every node until EXIT (the canonical documents). */

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import { z } from 'zod';
 import type { TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
-import { JsonlWriter, readJsonl } from '../util/jsonl';
+import { AtomicJsonlWriter, invalidLine, readJsonl } from '../util/jsonl';
 import { Progress } from '../util/progress';
 import type { SamplerConfig } from './config';
 import { allStepDocuments, NdlRecord, sampleDocuments, treeFor } from './generate';
@@ -41,11 +41,11 @@ const traceSchema = z
 export async function* readTraces(file: string): AsyncGenerator<TraceRecord> {
   if (!fs.existsSync(file)) throw new UserError(`--traces ${file}: no such file`);
   for await (const line of readJsonl<unknown>(file)) {
-    if (line.error) throw new UserError(line.error);
     const r = traceSchema.safeParse(line.value);
     if (!r.success) {
       const issue = r.error.issues[0];
-      throw new UserError(`${file}:${line.lineNumber}: not a trace record: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+      invalidLine(`${file}:${line.lineNumber}: not a trace record: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+      continue;
     }
     yield r.data as unknown as TraceRecord;
   }
@@ -77,6 +77,8 @@ export interface GenerateSummary {
   inverse: number;
   /** Documents not written because the trace had nothing in that direction. */
   skipped: number;
+  /** Documents not written because the program context and one frame exceed config.maxTokens. */
+  tooLong: number;
   frames: number;
 }
 
@@ -86,8 +88,9 @@ export async function generateDocuments(opts: GenerateOptions): Promise<Generate
   }
   const total = countLines(opts.traces);
   const progress = new Progress('ndl', total, process.stderr, opts.quiet);
-  const writer = new JsonlWriter(opts.out, false);
-  const summary: GenerateSummary = { programs: 0, documents: 0, forward: 0, inverse: 0, skipped: 0, frames: 0 };
+  // Written under a temporary name and renamed when complete: a failed run leaves no partial --out.
+  const writer = new AtomicJsonlWriter(opts.out);
+  const summary: GenerateSummary = { programs: 0, documents: 0, forward: 0, inverse: 0, skipped: 0, tooLong: 0, frames: 0 };
   try {
     for await (const trace of readTraces(opts.traces)) {
       let records: NdlRecord[];
@@ -99,6 +102,7 @@ export async function generateDocuments(opts: GenerateOptions): Promise<Generate
           const r = sampleDocuments(trace, opts.seed, opts.perProgram, opts.config, { countTokens: opts.countTokens });
           records = r.records;
           summary.skipped += r.skipped;
+          summary.tooLong += r.tooLong;
         }
       } catch (e) {
         throw new UserError(`${opts.traces}: trace ${trace.id}: ${(e as Error).message}`);
@@ -112,8 +116,11 @@ export async function generateDocuments(opts: GenerateOptions): Promise<Generate
       summary.programs++;
       progress.tick(1, { docs: summary.documents });
     }
+    writer.commit();
+  } catch (e) {
+    writer.abort();
+    throw e;
   } finally {
-    writer.close();
     progress.finish();
   }
   return summary;

@@ -56,8 +56,13 @@ export const GeneratorConfigSchema = z
     raisingHelper: prob(0.25),
     /** Share of those raises that the caller does not catch (the run then ends with status error). */
     uncaughtShare: prob(0.5),
-    /** Parameters of f. */
+    /** Parameters of the entry function. */
     params: range(1, 3),
+    /**
+     * The entry function's name: `varied` draws one per program (a verb, verb_noun, or `f` for
+     * 15%) from its own random stream; `f` names every entry `f`, as CruxEval does.
+     */
+    entryNames: z.enum(['varied', 'f']).default('varied'),
     mix: StatementMixSchema,
   })
   .strict()

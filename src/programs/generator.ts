@@ -6,11 +6,11 @@ import { constant, gen } from './exprs';
 import { expr, histogram, PREC, printProgram, type ClassDef, type Construct, type FuncDef, type Stmt, type Ty } from './ir';
 import { recursiveHelper } from './recursion';
 import { FnState, Scope } from './scope';
-import { ERROR_CLASS_NAMES, helperName, NAMES, randomLiteral } from './values';
+import { entryName, ERROR_CLASS_NAMES, helperName, NAMES, randomLiteral } from './values';
 
 /**
- * One synthetic CruxEval-style program: an entry function `f`, a chain of helpers it calls
- * (f -> h1 -> h2 -> h3, every call unconditional so the planned depth is reached), optionally a
+ * One synthetic CruxEval-style program: an entry function (`f`, or a varied name), a chain of
+ * helpers it calls (f -> h1 -> h2 -> h3, every call unconditional so the planned depth is reached), optionally a
  * bounded recursive helper, a class, and a helper that raises on some inputs (caught by an
  * ancestor or not). The program is a pure function of (seed, index, config).
  */
@@ -18,7 +18,9 @@ export interface GeneratedProgram {
   /** `gen-<seed>-<index>`; its records are `gen-<seed>-<index>-<k>`. */
   id: string;
   code: string;
-  /** Argument texts of `f(...)`, distinct. */
+  /** The entry function's name (`f` unless the config varies it). */
+  entry: string;
+  /** Argument texts of the entry call, distinct. */
   inputs: string[];
   histogram: Partial<Record<Construct, number>>;
   /** Planned call depth: 1 = f alone, 2 = f calls a helper, ... (recursion not counted). */
@@ -44,6 +46,9 @@ interface Signature {
 export function generateProgram(seed: number, index: number, cfg: GeneratorConfig): GeneratedProgram {
   const rng = Rng.from(seed, 'program', index);
   const taken = new Set<string>(BUILTINS);
+  // Its own stream, so `entryNames: f` programs stay exactly what they were before names varied.
+  const entry = cfg.entryNames === 'f' ? 'f' : entryName(Rng.from(seed, 'program-entry', index), taken);
+  taken.add(entry);
   let depth = 1 + rng.weighted(cfg.callDepthWeights);
   const raises = rng.bool(cfg.raisingHelper);
   if (raises && depth < 2) depth = 2;
@@ -80,7 +85,7 @@ export function generateProgram(seed: number, index: number, cfg: GeneratorConfi
   const defs: FuncDef[] = [];
   for (let level = depth - 1; level >= 0; level--) {
     const isEntry = level === 0;
-    const name = isEntry ? 'f' : chainNames[level - 1];
+    const name = isEntry ? entry : chainNames[level - 1];
     const paramTys = isEntry ? pickParams(rng, cfg) : Array.from({ length: rng.range(1, 2) }, () => rng.choice(HELPER_PARAM_TYPES));
     const retTy = RET_TYPES[rng.weighted(RET_WEIGHTS)];
     const planned: Planned[] = [];
@@ -114,7 +119,7 @@ export function generateProgram(seed: number, index: number, cfg: GeneratorConfi
     if (!inputs.includes(text)) inputs.push(text);
   }
   const plannedErrors = raises && !caught ? [`${excName}: ${message}`] : [];
-  return { id: `gen-${seed}-${index}`, code, inputs, histogram: histogram(ir), plannedDepth: depth, plannedErrors };
+  return { id: `gen-${seed}-${index}`, code, entry, inputs, histogram: histogram(ir), plannedDepth: depth, plannedErrors };
 }
 
 function pickParams(rng: Rng, cfg: GeneratorConfig): Ty[] {

@@ -80,7 +80,7 @@ export async function generateCorpus(opts: GenerateOptions): Promise<GenerateSum
     const owner: number[] = [];
     progs.forEach((p, pi) =>
       p.inputs.forEach((input, k) => {
-        records.push({ id: `${p.id}-${k}`, code: p.code, input });
+        records.push(p.entry === 'f' ? { id: `${p.id}-${k}`, code: p.code, input } : { id: `${p.id}-${k}`, code: p.code, input, entry: p.entry });
         owner.push(pi);
       }),
     );
@@ -114,6 +114,7 @@ export async function generateCorpus(opts: GenerateOptions): Promise<GenerateSum
       planned.push(p.plannedDepth);
       for (const { o, rec } of ok) {
         const out: ProgramRecord = { id: rec.id, code: rec.code, input: rec.input };
+        if (rec.entry !== undefined) out.entry = rec.entry;
         if (o.stats?.output !== undefined) out.output = o.stats.output;
         opts.write(out);
         stats.push(o.stats!);

@@ -32,6 +32,21 @@ export const CLASS_NAMES = ['Counter', 'Stack', 'Buffer', 'Tracker', 'Inventory'
 export const METHOD_NAMES = ['add', 'push', 'update', 'apply', 'feed', 'record', 'consume', 'process', 'step', 'merge', 'take', 'put', 'register', 'scan', 'collect', 'summary', 'total', 'result', 'snapshot', 'report'];
 export const ERROR_CLASS_NAMES = ['InvalidInput', 'EmptyError', 'LimitExceeded', 'BadValue', 'ParseError'];
 
+/**
+ * The entry function's name when names vary: a plain verb (`count`), a verb_noun (`count_words`)
+ * or, for some programs, CruxEval's `f`, so a model learns to copy the call from the program
+ * instead of memorizing one name.
+ */
+export function entryName(rng: Rng, taken: Set<string>): string {
+  const r = rng.next();
+  if (r < 0.15) return 'f';
+  if (r < 0.5) {
+    const v = rng.choice(VERBS);
+    if (!taken.has(v)) return v;
+  }
+  return helperName(rng, taken);
+}
+
 export function helperName(rng: Rng, taken: Set<string>): string {
   for (let i = 0; i < 20; i++) {
     const n = `${rng.choice(VERBS)}_${rng.choice(NOUNS)}`;

@@ -52,7 +52,8 @@ describe('data build', () => {
   let manifest: Awaited<ReturnType<typeof buildFrom>>;
 
   beforeAll(async () => {
-    manifest = await buildFrom(out, fixtureSources, { seqLen: 16, valFraction: 0 });
+    // Every kind as a stream here (NDL documents are packed whole by default; see below).
+    manifest = await buildFrom(out, fixtureSources, { seqLen: 16, valFraction: 0, wholeDocumentKinds: [] });
   });
 
   it('writes a manifest that describes each source and shard truthfully', () => {
@@ -105,13 +106,13 @@ describe('data build', () => {
 
   it('gives the same bytes whatever the number of workers', async () => {
     const other = path.join(dir, 'workers2');
-    await buildFrom(other, fixtureSources, { seqLen: 16, valFraction: 0, workers: 2 });
+    await buildFrom(other, fixtureSources, { seqLen: 16, valFraction: 0, workers: 2, wholeDocumentKinds: [] });
     expect(filesUnder(other)).toEqual(filesUnder(out));
   });
 
   it('masks NDL code contexts when asked, and nothing else', async () => {
     const masked = path.join(dir, 'masked');
-    const m = await buildFrom(masked, [fixtureSources[0]], { seqLen: 16, valFraction: 0, maskContext: true });
+    const m = await buildFrom(masked, [fixtureSources[0]], { seqLen: 16, valFraction: 0, maskContext: true, wholeDocumentKinds: [] });
     expect(m.packing.maskContext).toBe(true);
     const sh = m.sources[0].train.shards[0];
     const data = readShard({
@@ -161,6 +162,45 @@ describe('data build', () => {
     await buildFrom(target, [`s=${inputs}:text`], { force: true, seqLen: 64, valFraction: 0 });
     expect(readManifest(target).seqLen).toBe(64);
     expect(fs.readdirSync(path.join(target, 'train')).length).toBe(readManifest(target).sources[0].train.shards.length);
+  });
+
+  it('packs NDL documents whole by default: none split, long ones dropped and counted, padding reported', async () => {
+    // Synthetic NDL documents of 20..200 bytes (byte tokenizer: ~1 token per byte) in rows of 129.
+    const inputs = path.join(dir, 'ndl-synthetic.jsonl');
+    const rng = Array.from({ length: 300 }, (_, i) => 20 + ((i * 37) % 181));
+    fs.writeFileSync(inputs, rng.map((n, i) => JSON.stringify({ id: `p${i}`, text: `<|begin_of_text|>${'x'.repeat(n)}<|end_of_text|>` })).join('\n') + '\n');
+    const target = path.join(dir, 'whole');
+    const m = await buildFrom(target, [`ndl=${inputs}:ndl`, `code=${path.join(FIXTURES, 'code')}`], { seqLen: 128, valFraction: 0.1 });
+    const [ndl, code] = m.sources;
+    const tooLong = rng.filter((n) => n + 2 > 129).length;
+    expect(tooLong).toBeGreaterThan(0);
+    expect(ndl.packing).toMatchObject({ mode: 'whole_documents', documentsSplit: 0, documentsDropped: tooLong, tokensDropped: rng.filter((n) => n + 2 > 129).reduce((a, n) => a + n + 2, 0) });
+    expect(code.packing?.mode).toBe('stream');
+    // Read every row back: each document id occupies one contiguous run in one row.
+    let pad = 0;
+    let targets = 0;
+    const seen = new Map<string, number>();
+    for (const split of ['train', 'val'] as const) {
+      for (const sh of ndl[split].shards) {
+        const df = pl.readIPC(fs.readFileSync(path.join(target, sh.file)));
+        const docs = df.getColumn('doc_ids').toArray() as number[][];
+        docs.forEach((row, r) => {
+          const ids = row.filter((d) => d >= 0);
+          for (const d of new Set(ids)) {
+            const key = `${split}:${d}`;
+            expect(seen.has(key)).toBe(false); // never in two rows
+            seen.set(key, r);
+            expect(row.lastIndexOf(d) - row.indexOf(d) + 1).toBe(ids.filter((x) => x === d).length); // contiguous
+          }
+          expect(row[0]).toBeGreaterThanOrEqual(0); // a row starts with a document
+          pad += row.slice(1).filter((d) => d < 0).length;
+          targets += row.length - 1;
+        });
+      }
+    }
+    expect(seen.size).toBe(rng.length - tooLong);
+    expect(ndl.packing?.paddingFraction).toBeCloseTo(pad / targets, 5);
+    expect(ndl.packing!.paddingFraction).toBeLessThan(0.1); // best-fit decreasing packs small documents tightly
   });
 
   it('reports bad input with the file and line', async () => {

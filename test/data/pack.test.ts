@@ -1,5 +1,5 @@
 import { ByteTokenizer } from '../../src/tokenizer';
-import { frameDocument, RowPacker, specialIds } from '../../src/data/pack';
+import { frameDocument, RowPacker, specialIds, WholeDocumentPacker } from '../../src/data/pack';
 
 const tok = new ByteTokenizer();
 const ids = specialIds(tok);
@@ -71,5 +71,81 @@ describe('RowPacker', () => {
     packer.push(frameDocument(tok.encode('abcdefg'), ids, { maskContext: false }), 0); // 9 tokens = exactly 2 rows
     packer.finish();
     expect(rows).toHaveLength(2);
+  });
+});
+
+describe('WholeDocumentPacker', () => {
+  const doc = (len: number, fill: number) => ({ ids: Uint32Array.from({ length: len }, (_, i) => (i === 0 ? tok.bosId : fill)), mask: Uint8Array.from({ length: len }, (_, i) => (i === 0 ? 0 : 1)) });
+  function pack(lengths: number[], rowLen: number, windowDocs?: number) {
+    const rows: Array<{ tokens: number[]; mask: number[]; docIds: number[] }> = [];
+    const p = new WholeDocumentPacker(rowLen, tok.padId, (t, m, d) => rows.push({ tokens: Array.from(t), mask: Array.from(m), docIds: Array.from(d) }), windowDocs);
+    lengths.forEach((n, i) => p.push(doc(n, 100 + i), i));
+    p.finish();
+    return { rows, stats: p.stats };
+  }
+
+  it('never cuts a document: each appears whole in exactly one row, with its own doc id', () => {
+    const lengths = [5, 9, 3, 12, 7, 2, 8, 4, 6, 10, 1, 11];
+    const { rows, stats } = pack(lengths, 13);
+    expect(stats.documentsSplit).toBe(0);
+    lengths.forEach((n, i) => {
+      const holders = rows.filter((r) => r.docIds.includes(i));
+      expect(holders).toHaveLength(1);
+      const r = holders[0];
+      const at = r.docIds.indexOf(i);
+      expect(r.docIds.lastIndexOf(i) - at + 1).toBe(n); // contiguous and complete
+      expect(r.tokens.slice(at, at + n)).toEqual(Array.from(doc(n, 100 + i).ids));
+    });
+    // Padding is -1 / pad / mask 0 and comes after the documents of a row.
+    for (const r of rows) {
+      const first = r.docIds.indexOf(-1);
+      if (first < 0) continue;
+      expect(r.docIds.slice(first).every((d) => d === -1)).toBe(true);
+      expect(r.tokens.slice(first).every((t) => t === tok.padId)).toBe(true);
+      expect(r.mask.slice(first).every((m) => m === 0)).toBe(true);
+    }
+  });
+
+  it('packs best-fit decreasing: no more rows than needed here, padding counted', () => {
+    // 78 tokens in rows of 13: six rows hold them exactly when packed well; first-come packing needs more.
+    const lengths = [5, 9, 3, 12, 7, 2, 8, 4, 6, 10, 1, 11];
+    const { rows, stats } = pack(lengths, 13);
+    expect(rows).toHaveLength(6);
+    const padding = rows.reduce((a, r) => a + r.docIds.filter((d) => d < 0).length, 0);
+    expect(stats.paddingTokens).toBe(padding);
+    expect(stats.targetTokens).toBe(rows.length * 12);
+  });
+
+  it('drops and counts a document longer than a row instead of cutting it', () => {
+    const { rows, stats } = pack([4, 20, 6], 13);
+    expect(stats).toMatchObject({ documentsDropped: 1, tokensDropped: 20, documentsSplit: 0 });
+    expect(rows.flatMap((r) => r.docIds).filter((d) => d === 1)).toHaveLength(0);
+  });
+
+  it('is a pure function of the input order, window by window, rows in order of their first document', () => {
+    const lengths = Array.from({ length: 40 }, (_, i) => 1 + ((i * 7) % 12));
+    const a = pack(lengths, 13, 10);
+    const b = pack(lengths, 13, 10);
+    expect(a).toEqual(b);
+    const firsts = a.rows.map((r) => Math.min(...r.docIds.filter((d) => d >= 0)));
+    // Windows of 10 documents are packed separately, so a row never mixes documents of two windows.
+    for (const r of a.rows) {
+      const ds = r.docIds.filter((d) => d >= 0);
+      expect(new Set(ds.map((d) => Math.floor(d / 10))).size).toBe(1);
+    }
+    for (let w = 0; w < 4; w++) {
+      const mine = firsts.filter((f) => Math.floor(f / 10) === w);
+      expect(mine).toEqual([...mine].sort((x, y) => x - y));
+    }
+  });
+});
+
+describe('RowPacker stats', () => {
+  it('counts the documents a stream cuts across rows', () => {
+    const p = new RowPacker(5, tok.padId, () => undefined);
+    p.push({ ids: Uint32Array.from([1, 2, 3]), mask: new Uint8Array(3).fill(1) }, 0); // fits the first row
+    p.push({ ids: Uint32Array.from([4, 5, 6]), mask: new Uint8Array(3).fill(1) }, 1); // crosses into the second
+    p.finish();
+    expect(p.stats.documentsSplit).toBe(1);
   });
 });

@@ -10,7 +10,7 @@ describe('oracle completer', () => {
   const byId = new Map(traces.map((t) => [t.id, t]));
 
   it('writes the true next frame for every next-state task (text round trip through the parser)', async () => {
-    const tasks = makeTasks(traces, ALL_ACTIONS, { seed: 3, perProgram: 2, maxPrefixFrames: 10 });
+    const { tasks } = makeTasks(traces, ALL_ACTIONS, { seed: 3, perProgram: 2, maxPrefixFrames: 10 });
     const { tables } = await evaluateNextState(tasks, [new CompleterPredictor(new OracleCompleter(byId))], { quiet: true });
     expect(tables.oracle.all.n).toBe(tasks.length);
     expect(tables.oracle.all.full).toBe(1);

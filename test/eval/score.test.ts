@@ -29,12 +29,12 @@ class CorruptingPredictor implements FramePredictor {
 }
 
 describe('next-state scoring', () => {
-  const tasks = makeTasks(fixtureTraces(), ALL_ACTIONS, options);
+  const { tasks } = makeTasks(fixtureTraces(), ALL_ACTIONS, options);
 
   it('builds tasks for every action kind, deterministically', () => {
     const kinds = new Set(tasks.map((t) => t.action.kind));
     for (const k of ALL_ACTIONS) expect(kinds).toContain(k);
-    const again = makeTasks(fixtureTraces(), ALL_ACTIONS, options);
+    const { tasks: again } = makeTasks(fixtureTraces(), ALL_ACTIONS, options);
     expect(again.map((t) => t.prefix + JSON.stringify(t.truth))).toEqual(tasks.map((t) => t.prefix + JSON.stringify(t.truth)));
   });
 

@@ -5,7 +5,7 @@ import type { TextCompleter } from '../../src/eval/completer';
 import { OracleCompleter, replayPrefix } from '../../src/eval/oracle_completer';
 import { DebugSession, DebugSessionOptions } from '../../src/eval/session';
 import { ProgramSource, rebuildCall } from '../../src/eval/session_source';
-import { nextFrameText } from '../../src/eval/cruxeval';
+import { nextFrameText } from '../../src/eval/tasks';
 import { cutBeforeFrame } from '../../src/eval/tasks';
 import { formatDocument } from '../../src/ndl/format';
 import { EXIT } from '../../src/debugger/types';

@@ -56,9 +56,13 @@ describe('ndbg quickstart (shortened)', () => {
     const dataDir = path.join(out, 'data');
     const manifest = readManifest(dataDir);
     expect(manifest.sources.map((s: { name: string }) => s.name).sort()).toEqual(['code', 'ndl']);
+    // Every NDL row shows its program: documents are packed whole, none cut across rows.
+    const ndl = manifest.sources.find((s) => s.name === 'ndl');
+    expect(ndl?.packing).toMatchObject({ mode: 'whole_documents', documentsSplit: 0 });
+    expect(manifest.sources.find((s) => s.name === 'code')?.packing?.mode).toBe('stream');
     const loader = new MixtureLoader({ datasets: [dataDir], batchSize: 2, seed: 0 });
     const batch = loader.next();
-    expect(batch.tokens.length).toBe(2 * (loader.seqLen + 1));
+    expect(batch.ids.length).toBe(2 * (loader.seqLen + 1));
   });
 
   it('writes a checkpoint that reloads, the evaluation with its baseline, the report and the debug transcript', async () => {
@@ -74,6 +78,8 @@ describe('ndbg quickstart (shortened)', () => {
     };
     expect(Object.keys(ns.full_match_model)).toEqual(expect.arrayContaining(['step_into', 'step_over', 'inv_step_call', 'all']));
     expect(Object.keys(ns.full_match_baseline)).toContain('step_into');
+    // Tasks whose prompt cannot fit the context are counted, per action, never scored or hidden.
+    expect((ns as unknown as { did_not_fit: Record<string, number> }).did_not_fit).toEqual(expect.objectContaining({ all: expect.any(Number) }));
     const html = fs.readFileSync(path.join(out, 'run', 'report.html'), 'utf8');
     expect(html).toMatch(/<svg/);
     expect(html).toMatch(/Next-state accuracy/);

@@ -52,17 +52,18 @@ const nextState: CommandModule = {
     modelOptions(y)
       .option('programs', { type: 'string', demandOption: true, describe: 'Held-out programs (CruxEval-style JSONL)' })
       .option('per-program', { type: 'number', default: 2, describe: 'Tasks per program and action' })
-      .option('max-prefix-frames', { type: 'number', default: 8, describe: 'Most frames walked before the action under test' })
+      .option('max-prefix-frames', { type: 'number', describe: "Most frames walked before the action under test (default: the whole trajectory; prompts must still fit the model's context)" })
       .option('actions', { type: 'string', default: 'all', describe: 'Comma-separated action kinds, or all' }),
   handler: async (argv) => {
     const a = argv as Args;
     const { traces, completer, out } = await setup(a);
-    const tasks = makeTasks(traces, parseActions(a.actions as string), {
+    const { tasks, didNotFit } = makeTasks(traces, parseActions(a.actions as string), {
       seed: a.seed as number,
       perProgram: a['per-program'] as number,
-      maxPrefixFrames: a['max-prefix-frames'] as number,
+      maxPrefixFrames: a['max-prefix-frames'] as number | undefined,
+      budget: completer.budget,
     });
-    const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { quiet: a.quiet as boolean });
+    const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { quiet: a.quiet as boolean, didNotFit });
     const file = path.join(out, 'next_state.json');
     writeJson(file, nextStateReport(result, completer.name, { programs: traces.length, tasks: tasks.length }));
     process.stdout.write(`${formatTables(result.tables)}\nwritten to ${file}\n`);
@@ -102,7 +103,7 @@ const cruxeval: CommandModule = {
     });
     for (const [kind, row] of Object.entries(summary.byTask)) {
       const ks = Object.entries(row.passAtK).map(([k, v]) => `${k} ${(100 * v).toFixed(1)}`).join('  ');
-      process.stdout.write(`${kind.padEnd(22)} n=${row.tasks}  pass@1 (greedy) ${(100 * row.greedyPass1).toFixed(1)}  ${ks}\n`);
+      process.stdout.write(`${kind.padEnd(22)} n=${row.tasks}  did_not_fit=${row.didNotFit}  pass@1 (greedy) ${(100 * row.greedyPass1).toFixed(1)}  ${ks}\n`);
     }
     process.stdout.write(`per-sample results: ${resultsFile}\nwritten to ${file}\n`);
   },
@@ -141,7 +142,7 @@ const horizon: CommandModule = {
       full_match_by_skipped_fraction: Object.fromEntries(result.rows.map((r) => [String(r.fraction), r.full])),
       rows: result.rows,
     });
-    for (const r of result.rows) process.stdout.write(`skipped ${(100 * r.fraction).toFixed(0).padStart(3)}%  n=${r.n}  full ${(100 * r.full).toFixed(1)}  src ${(100 * r.src).toFixed(1)}\n`);
+    for (const r of result.rows) process.stdout.write(`skipped ${(100 * r.fraction).toFixed(0).padStart(3)}%  n=${r.n}  did_not_fit=${r.didNotFit}  full ${(100 * r.full).toFixed(1)}  src ${(100 * r.src).toFixed(1)}\n`);
     process.stdout.write(`written to ${file}\n`);
   },
 };

@@ -4,6 +4,8 @@ import type { Argv, CommandModule } from 'yargs';
 import { samplerConfigSchema } from '../../ndl/config';
 import { checkRoundTrips, generateDocuments } from '../../ndl/run';
 import { renderDocument } from '../../ndl/show';
+import type { TokenCounter } from '../../ndl/sampler';
+import { Tokenizer } from '../../tokenizer';
 import { loadConfig } from '../../util/config';
 import { UserError } from '../../util/errors';
 import { withConfigOptions } from '../options';
@@ -30,17 +32,23 @@ export const ndlCommand: CommandModule = {
               describe: 'sampled: the seeded policy (spec §5); all-step: per program the forward document under all step_into and the inverse one under all inv_step_into',
             })
             .option('overwrite', { type: 'boolean', default: false, describe: 'replace --out if it exists' })
+            .option('seq-len', { type: 'number', describe: "fit every document in one training row: token budget seq_len + 1 (the model's max_seq_len), counted with --tokenizer" })
+            .option('tokenizer', { type: 'string', describe: 'tokenizer model that counts the --seq-len budget exactly (default: the approximate counter)' })
             .example('$0 ndl --traces traces.jsonl --out docs.jsonl --seed 1 --per-program 4', 'four sampled documents per program')
             .example('$0 ndl --traces traces.jsonl --out canon.jsonl --policy all-step', 'the canonical documents')
             .example('$0 ndl --traces t.jsonl --out d.jsonl --set maxTokens=2048 --set forwardShare=3', 'token budget, 3:1 forward:inverse'),
         handler: async (argv) => {
+          const config = samplerConfig(argv);
+          const budget = await documentBudget(argv['seq-len'] as number | undefined, argv.tokenizer as string | undefined);
+          if (budget.maxTokens !== undefined) config.maxTokens = budget.maxTokens;
           const summary = await generateDocuments({
             traces: argv.traces as string,
             out: argv.out as string,
             seed: argv.seed as number,
             perProgram: argv['per-program'] as number,
             policy: argv.policy as 'sampled' | 'all-step',
-            config: samplerConfig(argv),
+            config,
+            countTokens: budget.countTokens,
             overwrite: argv.overwrite as boolean,
             quiet: argv.quiet as boolean,
           });
@@ -95,6 +103,14 @@ function samplerConfig(argv: Record<string, unknown>) {
   if (typeof k !== 'number' || !Number.isInteger(k) || k < 1) throw new UserError(`--per-program must be a positive integer, got ${String(k)}`);
   if (typeof argv.seed !== 'number' || !Number.isInteger(argv.seed)) throw new UserError(`--seed must be an integer, got ${String(argv.seed)}`);
   return loadConfig(samplerConfigSchema, { file: argv.config as string | undefined, overrides: argv.set as string[] });
+}
+
+/** The --seq-len token budget and the tokenizer that counts it (both optional). */
+async function documentBudget(seqLen: number | undefined, tokenizer: string | undefined): Promise<{ maxTokens?: number; countTokens?: TokenCounter }> {
+  if (seqLen !== undefined && (!Number.isInteger(seqLen) || seqLen < 1)) throw new UserError(`--seq-len must be a positive integer, got ${seqLen}`);
+  if (tokenizer === undefined) return { maxTokens: seqLen === undefined ? undefined : seqLen + 1 };
+  const tok = await Tokenizer.load(tokenizer);
+  return { maxTokens: seqLen === undefined ? undefined : seqLen + 1, countTokens: (text) => tok.encodeIds(text).length };
 }
 
 interface DocLine {
