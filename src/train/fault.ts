@@ -26,6 +26,16 @@ export function maybeFault(point: FaultPoint, step: number): void {
   process.kill(process.pid, 'SIGKILL');
 }
 
+/**
+ * `NDBG_FAULT_AFTER_STEP=N`: SIGKILL right after step N's metrics line, before anything else of
+ * that step (its checkpoint) — a kill at a chosen point of the loop rather than wherever a timer
+ * in the test happens to land, so the crash test does not depend on the machine's speed.
+ */
+export function maybeKillAfterStep(step: number): void {
+  const at = process.env.NDBG_FAULT_AFTER_STEP;
+  if (at !== undefined && Number(at) === step) process.kill(process.pid, 'SIGKILL');
+}
+
 export class InjectedFault extends Error {
   constructor(
     readonly point: FaultPoint,

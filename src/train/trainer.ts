@@ -7,6 +7,7 @@ import { Progress } from '../util/progress';
 import { AdamW, decayRule } from './adamw';
 import { latestCheckpoint, pruneCheckpoints, writeCheckpointDir } from './checkpoint_dir';
 import type { OptimConfig, TrainConfig } from './config';
+import { maybeKillAfterStep } from './fault';
 import { MetricsLog, MetricsRecord, truncateMetrics } from './metrics';
 import { lrAt } from './schedule';
 import { TrainerState, packCheckpoint, unpackCheckpoint } from './state';
@@ -110,6 +111,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
       const rec = metricsRecord(c, last, { lr, valLoss, backend: deps.backend, stepS: (stepEnd - t0) / 1000, computeS: (stepEnd - tc) / 1000, elapsedS: elapsed() });
       if (cfg.peak_flops > 0 && model.flopsPerToken > 0) rec.mfu = (model.flopsPerToken * rec.tokens_per_s) / cfg.peak_flops;
       metrics.write(rec);
+      maybeKillAfterStep(c.step); // crash tests only (fault.ts)
       if (c.step % cfg.log_every === 0 || c.step === budget.horizon) bar.tick(c.step - startStep - bar.count, progressFields(rec, model.flopsPerToken));
       checkBadSteps(c, cfg);
 

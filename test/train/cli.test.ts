@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -8,7 +8,7 @@ import { Rng } from '../../src/util/rng';
 
 /**
  * The real `ndbg train` in child processes (dist/ is built by test/global-setup.ts): a SIGKILL at a
- * random point after a checkpoint, kills inside checkpoint writes, bad configs, the report.
+ * random step after a checkpoint, kills inside checkpoint writes, bad configs, the report.
  * Model: test/fixtures/train/tiny-run.json (d=16, 1 layer, 12 steps of 4 rows × 16 tokens) on the
  * cpu backend, data: the fixture corpus packed with the byte tokenizer.
  */
@@ -60,29 +60,18 @@ describe('ndbg train (child processes)', () => {
     expect(latestCheckpoint(refDir)!.step).toBe(12);
   });
 
-  it('SIGKILL at a random point after a checkpoint, then --resume: identical losses and bitwise-identical weights', async () => {
+  it('SIGKILL at a random step after a checkpoint, then --resume: identical losses and bitwise-identical weights', () => {
     const seed = Number(process.env.NDBG_TEST_SEED ?? Date.now() % 100000);
-    const killAfter = Rng.from(seed, 'kill').range(4, 10); // metrics lines seen before the kill
+    // The child kills itself right after step killAt's metrics line (src/train/fault.ts), so
+    // where it dies does not depend on how fast this machine is.
+    const killAt = Rng.from(seed, 'kill').range(4, 12);
     const run = path.join(tmp, `killed-${seed}`);
-    const child = spawn(process.execPath, trainArgs(run), { cwd: root, stdio: 'ignore' });
-    const metricsFile = path.join(run, 'metrics.jsonl');
-    const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-      const timer = setInterval(() => {
-        const lines = fs.existsSync(metricsFile) ? fs.readFileSync(metricsFile, 'utf8').split('\n').length - 1 : 0;
-        if (lines >= killAfter) {
-          clearInterval(timer);
-          child.kill('SIGKILL');
-        }
-      }, 5);
-      child.on('exit', (code, signal) => {
-        clearInterval(timer);
-        resolve({ code, signal });
-      });
-    });
-    expect({ seed, signal: exit.signal }).toEqual({ seed, signal: 'SIGKILL' });
+    const killed = runCli(trainArgs(run), { NDBG_FAULT_AFTER_STEP: String(killAt) });
+    expect({ seed, signal: killed.signal }).toEqual({ seed, signal: 'SIGKILL' });
+    expect(readMetrics(path.join(run, 'metrics.jsonl')).map((r) => r.step).pop()).toBe(killAt);
+    // Checkpoints every 3 steps; step killAt's own checkpoint was never written.
     const resumedFrom = latestCheckpoint(run)!.step;
-    expect(resumedFrom).toBeGreaterThanOrEqual(3);
-    expect(resumedFrom).toBeLessThan(12);
+    expect({ seed, resumedFrom }).toEqual({ seed, resumedFrom: 3 * Math.floor((killAt - 1) / 3) });
     const resumed = runCli([...trainArgs(run), '--resume']);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain(`trained steps ${resumedFrom}..12`);
