@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { listPythonFiles } from '../util/files';
 import { UserError } from '../util/errors';
-import { readJsonl } from '../util/jsonl';
+import { invalidLine, readJsonl } from '../util/jsonl';
 
 export const SOURCE_KINDS = ['ndl', 'code', 'text'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
@@ -68,20 +68,26 @@ export async function* readDocuments(spec: SourceSpec): AsyncGenerator<SourceDoc
     return;
   }
   for await (const line of readJsonl<Record<string, unknown>>(spec.path)) {
-    if (line.error) throw new UserError(line.error);
     const v = line.value;
     const where = `${spec.path}:${line.lineNumber}`;
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new UserError(`${where}: expected a JSON object`);
-    if (typeof v.text !== 'string') throw new UserError(`${where}: field "text" must be a string`);
+    const problem =
+      typeof v !== 'object' || v === null || Array.isArray(v) ? 'expected a JSON object' : typeof v.text !== 'string' ? 'field "text" must be a string' : undefined;
+    if (problem || !v) {
+      invalidLine(`${where}: ${problem}`);
+      continue;
+    }
     let key: string;
     if (spec.kind === 'ndl') {
-      if (typeof v.id !== 'string' && typeof v.id !== 'number') throw new UserError(`${where}: NDL document needs an "id" (string or number)`);
+      if (typeof v.id !== 'string' && typeof v.id !== 'number') {
+        invalidLine(`${where}: NDL document needs an "id" (string or number)`);
+        continue;
+      }
       key = String(v.id);
     } else {
       const id = v.id ?? v.path;
       key = typeof id === 'string' || typeof id === 'number' ? String(id) : `line:${line.lineNumber}`;
     }
-    yield { key, text: v.text };
+    yield { key, text: v.text as string };
   }
 }
 

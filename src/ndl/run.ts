@@ -52,6 +52,7 @@ export async function* readTraces(file: string): AsyncGenerator<TraceRecord> {
 }
 
 export function countLines(file: string): number {
+  if (!fs.existsSync(file)) throw new UserError(`--traces ${file}: no such file`);
   const text = fs.readFileSync(file, 'utf8');
   let n = 0;
   for (const line of text.split('\n')) if (line.trim() !== '') n++;

@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import { z } from 'zod';
 import { UserError } from '../util/errors';
-import { JsonlWriter, readJsonl } from '../util/jsonl';
+import { invalidLine, JsonlWriter, readJsonl } from '../util/jsonl';
 import { Progress } from '../util/progress';
 import { traceBatch } from './index';
 import { SandboxOptions, SandboxPool } from './pool';
@@ -180,7 +180,7 @@ export async function runTraceBatch(opts: BatchJobOptions): Promise<BatchSummary
   const start = Date.now();
 
   async function* programs(): AsyncGenerator<ProgramRecord> {
-    for await (const row of readJsonl<unknown>(opts.input)) {
+    for await (const row of readJsonl<unknown>(opts.input, { invalid: 'yield' })) {
       if (row.error) {
         malformed(row.lineNumber, row.error);
         continue;
@@ -214,6 +214,8 @@ export async function runTraceBatch(opts: BatchJobOptions): Promise<BatchSummary
   }
 
   function malformed(lineNumber: number, message: string): void {
+    // An error naming file:line unless --skip-invalid (then counted in the summary and skipped).
+    invalidLine(message);
     summary.malformed++;
     progress.tick(1);
     if (summary.malformed_lines.length < 100) summary.malformed_lines.push(lineNumber);

@@ -151,3 +151,31 @@ export function numericLeaves(value: unknown, prefix: string, depth = 3): Record
   walk(value, prefix, depth);
   return out;
 }
+
+/**
+ * Evaluation results of a checkpoint `RUN/checkpoints/step-N` as scalars `eval/NAME/...` at step N
+ * in RUN's event files, when that run logs to TensorBoard (train.tensorboard in RUN/config.json).
+ * Returns the event file written, or undefined when the run does not log to TensorBoard.
+ */
+export function writeEvalScalars(checkpoint: string | undefined, name: string, result: unknown): string | undefined {
+  if (!checkpoint) return undefined;
+  const ck = path.resolve(checkpoint);
+  if (path.basename(path.dirname(ck)) !== 'checkpoints') return undefined;
+  const runDir = path.dirname(path.dirname(ck));
+  let step: unknown;
+  try {
+    const cfg = JSON.parse(fs.readFileSync(path.join(runDir, 'config.json'), 'utf8')) as { train?: { tensorboard?: unknown } };
+    if (cfg.train?.tensorboard !== true) return undefined;
+    step = (JSON.parse(fs.readFileSync(path.join(ck, 'state.json'), 'utf8')) as { step?: unknown }).step;
+  } catch {
+    return undefined;
+  }
+  if (typeof step !== 'number') return undefined;
+  const w = new TensorBoardWriter(runDir);
+  try {
+    w.scalars(step, numericLeaves(result, `eval/${name}`, 4));
+  } finally {
+    w.close();
+  }
+  return w.file;
+}

@@ -1,25 +1,60 @@
 import * as fs from 'fs';
+import * as path from 'path';
 import * as readline from 'readline';
+import { UserError } from './errors';
 
 export interface JsonlLine<T> {
   lineNumber: number;
   value?: T;
-  /** Set when the line is not valid JSON; the caller decides whether to skip or abort. */
+  /** Set when the line is not valid JSON (only with `invalid: 'yield'`). */
   error?: string;
 }
 
-/** Streams a JSONL file line by line; blank lines are skipped, bad lines are reported, not thrown. */
-export async function* readJsonl<T = unknown>(file: string): AsyncGenerator<JsonlLine<T>> {
+/**
+ * What a command does with a malformed input line (bad JSON, or a record missing a field): by
+ * default it is an error naming file:line; with the CLI's `--skip-invalid` the line is skipped,
+ * counted and reported at the end. One policy per process, set once by the CLI.
+ */
+const policy = { skip: false };
+const skipped = { count: 0, examples: [] as string[] };
+
+export function setSkipInvalid(skip: boolean): void {
+  policy.skip = skip;
+}
+
+/** Reports a malformed line: throws a UserError with `message` (which names file:line) unless skipping. */
+export function invalidLine(message: string): void {
+  if (!policy.skip) throw new UserError(`${message} (pass --skip-invalid to skip such lines)`);
+  skipped.count++;
+  if (skipped.examples.length < 5) skipped.examples.push(message);
+}
+
+/** The lines skipped so far under --skip-invalid. */
+export function skippedLines(): { count: number; examples: string[] } {
+  return { count: skipped.count, examples: [...skipped.examples] };
+}
+
+/**
+ * Streams a JSONL file line by line; blank lines are skipped. A line that is not JSON goes to
+ * invalidLine (an error, or skipped under --skip-invalid); `invalid: 'yield'` hands it to the
+ * caller instead, as `{lineNumber, error}`.
+ */
+export async function* readJsonl<T = unknown>(file: string, opts: { invalid?: 'policy' | 'yield' } = {}): AsyncGenerator<JsonlLine<T>> {
   const rl = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
   let lineNumber = 0;
   for await (const line of rl) {
     lineNumber++;
     if (line.trim() === '') continue;
+    let value: T;
     try {
-      yield { lineNumber, value: JSON.parse(line) as T };
+      value = JSON.parse(line) as T;
     } catch (e) {
-      yield { lineNumber, error: `${file}:${lineNumber}: invalid JSON (${(e as Error).message})` };
+      const error = `${file}:${lineNumber}: invalid JSON (${(e as Error).message})`;
+      if (opts.invalid === 'yield') yield { lineNumber, error };
+      else invalidLine(error);
+      continue;
     }
+    yield { lineNumber, value };
   }
 }
 
@@ -32,7 +67,7 @@ export function readJsonlSync<T = unknown>(file: string): T[] {
     try {
       out.push(JSON.parse(line) as T);
     } catch (e) {
-      throw new Error(`${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
+      throw new UserError(`${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
     }
   });
   return out;
@@ -55,3 +90,33 @@ export class JsonlWriter {
     fs.closeSync(this.fd);
   }
 }
+
+/**
+ * A new output file that appears under its name only when complete: records go to a hidden
+ * sibling (`.NAME.partial-PID`), commit() renames it into place, abort() removes it. A failed
+ * command therefore never leaves a partial --out behind.
+ */
+export class AtomicJsonlWriter {
+  private readonly writer: JsonlWriter;
+  readonly partial: string;
+  constructor(readonly file: string) {
+    this.partial = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.partial-${process.pid}`);
+    this.writer = new JsonlWriter(this.partial, false);
+  }
+  write(record: unknown): void {
+    this.writer.write(record);
+  }
+  commit(): void {
+    this.writer.close();
+    fs.renameSync(this.partial, this.file);
+  }
+  abort(): void {
+    try {
+      this.writer.close();
+    } catch {
+      // already closed
+    }
+    fs.rmSync(this.partial, { force: true });
+  }
+}
+

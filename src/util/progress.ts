@@ -7,6 +7,8 @@ export class Progress {
   private readonly start = Date.now();
   private lastDraw = 0;
   private lastDecile = -1;
+  /** What the last non-TTY line showed (count and fields), so finish() does not repeat it. */
+  private lastPrinted = '';
   private fields: Record<string, string | number> = {};
 
   constructor(
@@ -62,7 +64,11 @@ export class Progress {
         this.lastDecile = decile;
       }
     }
+    const state = `${this.done}|${this.total}|${JSON.stringify(this.fields)}`;
+    // In a log, the final line would repeat the last one when nothing happened since.
+    if (!tty && final && state === this.lastPrinted) return;
     this.lastDraw = now;
+    this.lastPrinted = state;
     const line = this.render();
     this.stream.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
   }

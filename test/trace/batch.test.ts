@@ -4,6 +4,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { formatSummary, parseShard, readDoneIds, runTraceBatch, shardOf } from '../../src/trace/batch';
 import type { TraceRecord } from '../../src/trace/types';
+import { setSkipInvalid } from '../../src/util/jsonl';
 import { FIXTURES } from './helpers';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -24,7 +25,7 @@ async function run(input: string, out: string, extra: Partial<Parameters<typeof 
 }
 
 describe('ndbg trace batch mode', () => {
-  it('reports malformed lines with their line numbers, skips them and traces the rest', async () => {
+  it('a malformed line is an error naming file:line; with --skip-invalid it is reported, skipped and the rest traced', async () => {
     const input = path.join(tmp, 'mixed.jsonl');
     const lines = [
       fixture[0],
@@ -38,7 +39,9 @@ describe('ndbg trace batch mode', () => {
     ];
     fs.writeFileSync(input, lines.join('\n') + '\n');
     const out = path.join(tmp, 'mixed.out.jsonl');
-    const { summary, warnings } = await run(input, out);
+    await expect(run(input, path.join(tmp, 'mixed.strict.jsonl'))).rejects.toThrow(`${input}:2: invalid JSON`);
+    setSkipInvalid(true);
+    const { summary, warnings } = await run(input, out).finally(() => setSkipInvalid(false));
     expect(summary.traced).toBe(3);
     expect(summary.malformed).toBe(4);
     expect(summary.malformed_lines).toEqual([2, 4, 6, 7]);

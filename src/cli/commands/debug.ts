@@ -5,7 +5,9 @@ import { BACKENDS, BackendChoice } from '../../model/backend';
 import { loadCompleter } from '../../eval/load';
 import { DebugSession } from '../../eval/session';
 import type { PredictOptions } from '../../eval/types';
+import { assertCheckpointDir } from '../../model/checkpoint';
 import { traceProgram } from '../../trace';
+import { checkPythonSyntax } from '../../trace/syntax';
 import type { TraceRecord } from '../../trace/types';
 import { UserError } from '../../util/errors';
 
@@ -96,6 +98,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
   handler: async (args) => {
     if (!args.oracle && !args.checkpoint) throw new UserError('give --checkpoint DIR (a trained model) or --oracle (the true next states)');
     if (args.oracle && args.checkpoint) throw new UserError('give --checkpoint or --oracle, not both');
+    if (args.checkpoint) assertCheckpointDir(args.checkpoint);
     if (!fs.existsSync(args.file)) throw new UserError(`${args.file}: no such file`);
     if (!(args.temperature >= 0)) throw new UserError(`--temperature must be ≥ 0, got ${args.temperature}`);
     if (!(args['top-p'] > 0 && args['top-p'] <= 1)) throw new UserError(`--top-p must be in (0, 1], got ${args['top-p']}`);
@@ -106,6 +109,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
     const code = fs.readFileSync(args.file, 'utf8');
     const call = args.call.trim();
     if (!/^[A-Za-z_]\w*\s*\(.*\)$/s.test(call)) throw new UserError(`--call "${call}" is not a call like f(3)`);
+    checkPythonSyntax(args.file, code, call);
     // The real run is needed by the oracle, by --verify, and by inverse sessions (they start at the real return).
     let trace: TraceRecord | undefined;
     if (args.oracle || args.verify || args.inverse) {

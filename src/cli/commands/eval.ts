@@ -9,6 +9,8 @@ import { loadCompleter, loadPrograms, resultsDir, tracePrograms, writeJson } fro
 import { evaluateNextState, formatTables, nextStateReport } from '../../eval/next_state';
 import { ALL_ACTIONS, makeTasks } from '../../eval/tasks';
 import type { ActionKind } from '../../ndl/tokens';
+import { assertCheckpointDir } from '../../model/checkpoint';
+import { writeEvalScalars } from '../../train/tensorboard';
 import { UserError } from '../../util/errors';
 
 /** `ndbg eval next-state|cruxeval|horizon` (docs/eval.md). */
@@ -27,7 +29,21 @@ function modelOptions<T>(y: Argv<T>) {
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' });
 }
 
+/** Every argument checked before any program is traced or model loaded. */
+function checkArgs(a: Args): void {
+  if (!a.checkpoint && !a.oracle) throw new UserError('give --checkpoint DIR (a trained model) or --oracle (the true next states)');
+  if (a.checkpoint && a.oracle) throw new UserError('give --checkpoint or --oracle, not both');
+  if (a.checkpoint) assertCheckpointDir(a.checkpoint as string);
+  for (const k of ['workers', 'max-new-tokens', 'limit', 'per-program', 'samples', 'max-prefix-frames']) {
+    const v = a[k];
+    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= (k === 'samples' ? 0 : 1))) throw new UserError(`--${k} must be a positive integer, got ${String(v)}`);
+  }
+  if (a.actions !== undefined) parseActions(a.actions as string);
+  for (const f of (a.fractions as number[] | undefined) ?? []) if (!(f >= 0 && f <= 1)) throw new UserError(`--fractions: ${f} is not in [0, 1]`);
+}
+
 async function setup(a: Args) {
+  checkArgs(a);
   const programs = await loadPrograms(a.programs as string, a.limit as number | undefined);
   const traces = await tracePrograms(programs, a.workers as number, a.quiet as boolean);
   const completer = await loadCompleter(
@@ -65,7 +81,9 @@ const nextState: CommandModule = {
     });
     const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { quiet: a.quiet as boolean, didNotFit });
     const file = path.join(out, 'next_state.json');
-    writeJson(file, nextStateReport(result, completer.name, { programs: traces.length, tasks: tasks.length }));
+    const report = nextStateReport(result, completer.name, { programs: traces.length, tasks: tasks.length });
+    writeJson(file, report);
+    writeEvalScalars(a.checkpoint as string | undefined, 'next_state', report);
     process.stdout.write(`${formatTables(result.tables)}\nwritten to ${file}\n`);
   },
 };
@@ -101,6 +119,7 @@ const cruxeval: CommandModule = {
       pass1_greedy: Object.fromEntries(Object.entries(summary.byTask).map(([k, v]) => [k, v.greedyPass1])),
       ...summary,
     });
+    writeEvalScalars(a.checkpoint as string | undefined, 'cruxeval', summary);
     for (const [kind, row] of Object.entries(summary.byTask)) {
       const ks = Object.entries(row.passAtK).map(([k, v]) => `${k} ${(100 * v).toFixed(1)}`).join('  ');
       process.stdout.write(`${kind.padEnd(22)} n=${row.tasks}  did_not_fit=${row.didNotFit}  pass@1 (greedy) ${(100 * row.greedyPass1).toFixed(1)}  ${ks}\n`);
@@ -142,6 +161,7 @@ const horizon: CommandModule = {
       full_match_by_skipped_fraction: Object.fromEntries(result.rows.map((r) => [String(r.fraction), r.full])),
       rows: result.rows,
     });
+    writeEvalScalars(a.checkpoint as string | undefined, 'horizon', { full_match_by_skipped_fraction: Object.fromEntries(result.rows.map((r) => [String(r.fraction), r.full])) });
     for (const r of result.rows) process.stdout.write(`skipped ${(100 * r.fraction).toFixed(0).padStart(3)}%  n=${r.n}  did_not_fit=${r.didNotFit}  full ${(100 * r.full).toFixed(1)}  src ${(100 * r.src).toFixed(1)}\n`);
     process.stdout.write(`written to ${file}\n`);
   },

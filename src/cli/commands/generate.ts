@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { BACKENDS, BackendChoice, initBackend } from '../../model/backend';
-import { checkpointTokenizerPath, loadModelFromCheckpoint } from '../../model/checkpoint';
+import { assertCheckpointDir, checkpointTokenizerPath, loadModelFromCheckpoint } from '../../model/checkpoint';
+import * as fs from 'fs';
 import { generate } from '../../model/generate';
 import { Tokenizer } from '../../tokenizer';
 import { UserError } from '../../util/errors';
@@ -42,6 +43,8 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
       .option('json', { type: 'boolean', default: false, describe: 'print {prompt_ids, generated_ids, text, stop} as JSON' })
       .example('$0 generate --checkpoint runs/tiny/checkpoints/step-00000100 --prompt "x = 1" --max-new-tokens 32 --greedy', ''),
   handler: async (args) => {
+    assertCheckpointDir(args.checkpoint);
+    if (args.tokenizer !== undefined && !fs.existsSync(args.tokenizer)) throw new UserError(`--tokenizer ${args.tokenizer}: no such file`);
     if ((args.prompt === undefined) === (args['prompt-ids'] === undefined)) throw new UserError('give exactly one of --prompt and --prompt-ids');
     if (!(args['max-new-tokens'] >= 0)) throw new UserError(`--max-new-tokens must be ≥ 0, got ${args['max-new-tokens']}`);
     if (!args.greedy && !(args.temperature > 0)) throw new UserError(`--temperature must be > 0, got ${args.temperature}`);

@@ -5,6 +5,8 @@ import { commandsFor, compareRun, DEFAULT_SCRIPT_OPTIONS, runDifferential } from
 import { runPdbHarness } from '../../debugger/pdb';
 import { explore, exploreJson, formatExplore, parseActions } from '../../debugger/explore';
 import { traceInProcess } from '../../trace/inprocess';
+import { checkPythonSyntax } from '../../trace/syntax';
+import { replaceFileAtomic } from '../../util/fsync';
 import type { ProgramRecord, TraceRecord } from '../../trace/types';
 import { UserError } from '../../util/errors';
 import { readJsonl } from '../../util/jsonl';
@@ -100,7 +102,7 @@ export const oracleCommand: CommandModule = {
             onProgress: () => progress?.tick(),
           });
           progress?.finish();
-          if (argv.report) fs.writeFileSync(argv.report as string, JSON.stringify(report, null, 1) + '\n');
+          if (argv.report) replaceFileAtomic(argv.report as string, JSON.stringify(report, null, 1) + '\n');
           const { mismatches, ...summary } = report;
           process.stdout.write(JSON.stringify({ ...summary, firstMismatches: mismatches.slice(0, 5) }, null, 1) + '\n');
           if (report.byVerdict.other > 0) throw new UserError(`${report.byVerdict.other} scripts disagree with pdb outside the documented classes`, 1);
@@ -127,9 +129,11 @@ async function loadOne(argv: Record<string, unknown>): Promise<TraceRecord> {
     const call = argv.call as string | undefined;
     const m = call === undefined ? null : /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$/s.exec(call);
     if (!m) throw new UserError(`--call: give the entry call like 'f(3)' (got ${JSON.stringify(call)})`);
+    const code = fs.readFileSync(file, 'utf8');
+    checkPythonSyntax(file, code, call);
     let traces: TraceRecord[];
     try {
-      traces = traceInProcess([{ id: file, code: fs.readFileSync(file, 'utf8'), input: m[2], entry: m[1] }]);
+      traces = traceInProcess([{ id: file, code, input: m[2], entry: m[1] }]);
     } catch (e) {
       throw new UserError(`--program ${file}: in-process tracing failed (a program that prints to stdout needs \`ndbg trace\` and --trace): ${(e as Error).message.split('\n')[0]}`);
     }

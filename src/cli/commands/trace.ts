@@ -10,6 +10,7 @@ import { formatSummary, runTraceBatch } from '../../trace/batch';
 import { parseShardSpec } from '../../util/shard';
 import { formatTrace } from '../../trace/format';
 import { resolveIsolation, traceProgram } from '../../trace/index';
+import { checkPythonSyntax } from '../../trace/syntax';
 import type { SandboxOptions } from '../../trace/pool';
 
 /** The `trace` section of a config file (`--set trace.timeout_s=2`); flags override it. */
@@ -63,12 +64,12 @@ export const traceCommand: CommandModule = {
       .option('fork-each', { type: 'boolean', default: false, describe: 'A fresh fork for every program, none shared (trace.session_programs=0)' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress bar' })
       .check((a) => {
-        if (a.program && a.input) throw new Error('use either --program or --input, not both');
-        if (!a.program && !a.input) throw new Error('give --program FILE.py --call CALL, or --input programs.jsonl --out traces.jsonl');
-        if (a.program && !a.call) throw new Error('--program needs --call, e.g. --call \'count("berry", "r")\'');
-        if (a.input && !a.out) throw new Error('--input needs --out');
-        if (a.shard && !a.input) throw new Error('--shard applies to --input batches');
-        if (!Number.isInteger(a.workers) || (a.workers as number) < 1) throw new Error(`--workers must be a positive integer, got ${a.workers}`);
+        if (a.program && a.input) throw new UserError('use either --program or --input, not both');
+        if (!a.program && !a.input) throw new UserError('give --program FILE.py --call CALL, or --input programs.jsonl --out traces.jsonl');
+        if (a.program && !a.call) throw new UserError('--program needs --call, e.g. --call \'count("berry", "r")\'');
+        if (a.input && !a.out) throw new UserError('--input needs --out');
+        if (a.shard && !a.input) throw new UserError('--shard applies to --input batches');
+        if (!Number.isInteger(a.workers) || (a.workers as number) < 1) throw new UserError(`--workers must be a positive integer, got ${a.workers}`);
         return true;
       }),
   handler: async (a) => {
@@ -108,6 +109,8 @@ async function traceOne(args: Record<string, unknown>, sandbox: SandboxOptions):
   } catch (e) {
     throw new UserError(`--program ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+  // A syntax error names the user's file and line (or the --call), not the generated wrapper's.
+  checkPythonSyntax(file, code, args.call as string);
   const rec = await traceProgram({ id: path.basename(file, '.py'), code, call: args.call as string }, sandbox);
   if (args.out) {
     const w = new JsonlWriter(args.out as string, true);
