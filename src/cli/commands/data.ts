@@ -2,6 +2,7 @@ import * as os from 'os';
 import type { Argv, CommandModule } from 'yargs';
 import { buildDataset } from '../../data/build';
 import { inspectDataset } from '../../data/inspect';
+import { mergeDatasets } from '../../data/merge';
 import { parseSourceSpec } from '../../data/sources';
 import { DEFAULT_TOKENIZER } from '../../tokenizer';
 
@@ -83,9 +84,27 @@ const inspect: CommandModule = {
   },
 };
 
+const merge: CommandModule = {
+  command: 'merge <parts..>',
+  describe: 'Merge data sets built per shard into the one a single machine builds from their documents in this order (docs/scale-out.md)',
+  builder: (y: Argv) =>
+    y
+      .positional('parts', { type: 'string', array: true, demandOption: true, describe: 'Data set directories, in shard order (e.g. data/part-00000 data/part-00001 ...)' })
+      .option('out', { type: 'string', demandOption: true, describe: 'Output directory for the merged data set' })
+      .option('force', { type: 'boolean', default: false, describe: 'Replace an existing data set in --out' }),
+  handler: (a) => {
+    const args = a as unknown as Record<string, unknown>;
+    const m = mergeDatasets({ parts: args.parts as string[], out: args.out as string, force: args.force as boolean });
+    for (const s of m.sources) {
+      process.stdout.write(`${s.name}: ${s.train.documents}+${s.val.documents} docs (train+val), ${s.train.rows}+${s.val.rows} rows, ${s.train.tokens}+${s.val.tokens} tokens\n`);
+    }
+    process.stdout.write(`merged ${(args.parts as string[]).length} parts into ${args.out}/manifest.json\n`);
+  },
+};
+
 export const dataCommand: CommandModule = {
   command: 'data <command>',
   describe: 'Build and inspect Arrow-packed training data (docs/data.md)',
-  builder: (y: Argv) => y.command(build).command(inspect).demandCommand(1, 'Pick `data build` or `data inspect`'),
+  builder: (y: Argv) => y.command(build).command(inspect).command(merge).demandCommand(1, 'Pick `data build`, `data inspect` or `data merge`'),
   handler: () => undefined,
 };
