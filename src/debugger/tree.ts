@@ -46,9 +46,10 @@ const INVERSE_OF: Record<TraceEvent['event'], InverseEvent> = {
 
 /**
  * The entry function's invocation (the first one at depth 1: `f`, not `main`) walked backwards.
- * Each traced call a line made becomes a block: a copy of that line as `inv_line_call`, then the
- * callee's own inverse nodes (recursively, one level deeper, as recorded). With several calls on
- * one line there is one copy before each callee, the last call first.
+ * A line that made traced calls gets one copy of itself as `inv_line_call`, followed by the
+ * reversed nodes of all of its callees (recursively, one level deeper, as recorded), the latest
+ * call first: the callees are the copy's children, so `inv_step_over` from it skips them all and
+ * lands on the line's own `inv_line` (spec ndl.md §4).
  *
  * Runs that did not finish: an uncaught exception still gives the entry a return event (value
  * null), so its tree starts at that `inv_return`. A truncated run (`never`) has no return: the
@@ -79,23 +80,33 @@ export function buildInverseTree(trace: TraceRecord): StateTree {
   /** Forward-order list of (trace index, event) for invocation starting at `start`, callees expanded. */
   const expand = (start: number, out: Array<{ traceIndex: number; event: StateNode['event'] }>): number => {
     const { invocation, depth } = events[start];
+    // The line whose callees were just expanded: its one copy follows the last of them (in
+    // forward order), so reversed it comes first, before the latest call's nodes.
+    let pendingCopy: number | undefined;
+    const flushCopy = () => {
+      if (pendingCopy !== undefined) out.push({ traceIndex: pendingCopy, event: 'inv_line_call' });
+      pendingCopy = undefined;
+    };
     let i = start;
     for (; i < events.length; i++) {
       const e = events[i];
       if (e.depth < depth || (e.depth === depth && e.invocation !== invocation)) break;
       if (e.depth === depth) {
+        flushCopy();
         out.push({ traceIndex: i, event: INVERSE_OF[e.event] });
         if (e.event === 'return') return i + 1;
         continue;
       }
-      // A callee's call event (depth + 1): its whole block, then the copy of the calling line.
+      // A callee's call event (depth + 1): its whole block; the calling line's copy comes after
+      // the line's last callee.
       if (e.depth === depth + 1 && e.event === 'call') {
-        const end = expand(i, out);
         const line = callerLine.get(e.invocation);
-        if (line !== undefined) out.push({ traceIndex: line, event: 'inv_line_call' });
-        i = end - 1;
+        if (line !== pendingCopy) flushCopy();
+        i = expand(i, out) - 1;
+        pendingCopy = line;
       }
     }
+    flushCopy();
     return i;
   };
 

@@ -129,12 +129,10 @@ describe('inverse actions', () => {
   const tree = buildInverseTree(fixtureTrace('two_calls_one_line'));
   const line = 's = sq(a) + sq(b)';
 
-  test('inverse step over a line that made a call skips the callee', () => {
-    const copy = at(tree, `inv_line_call d1 ${line}`); // before sq(b)
-    expect(go(tree, copy, 'inv_step_over')).toBe(`inv_line_call d1 ${line}`);
-    const copy2 = nextNode(tree, copy, { kind: 'inv_step_over' });
-    expect(copy2).toBe(copy + 4);
-    expect(go(tree, copy2, 'inv_step_over')).toBe(`inv_line d1 ${line}`);
+  test('inverse step over a line that made calls skips all of its callees', () => {
+    const copy = at(tree, `inv_line_call d1 ${line}`); // the one copy, before sq(b) and sq(a)
+    expect(go(tree, copy, 'inv_step_over')).toBe(`inv_line d1 ${line}`);
+    expect(nextNode(tree, copy, { kind: 'inv_step_over' })).toBe(copy + 7);
     expect(go(tree, copy, 'inv_step_into')).toBe('inv_return d2 return x * x');
   });
 
@@ -145,8 +143,10 @@ describe('inverse actions', () => {
     const sqCall = nextNode(tree, sqRet, { kind: 'inv_step_call' });
     expect(desc(tree, sqCall)).toBe('inv_call d2 def sq(x):');
     expect(tree.nodes[sqCall].locals).toEqual({ x: '3' });
-    expect(go(tree, sqCall, 'inv_step_call')).toBe(`inv_line_call d1 ${line}`);
-    expect(go(tree, sqCall, 'inv_step_over')).toBe(`inv_line_call d1 ${line}`);
+    // From sq(b)'s arguments: up to the calling line's own node, or over to sq(a), the earlier callee.
+    expect(go(tree, sqCall, 'inv_step_call')).toBe(`inv_line d1 ${line}`);
+    expect(go(tree, sqCall, 'inv_step_over')).toBe('inv_return d2 return x * x');
+    expect(tree.nodes[nextNode(tree, sqCall, { kind: 'inv_step_over' })].locals).toEqual({ x: '2' });
   });
 
   test("moving past the entry's call is inv_exit_entry", () => {

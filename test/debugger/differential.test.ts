@@ -5,7 +5,7 @@ import type { Action } from '../../src/debugger/types';
 import { Rng } from '../../src/util/rng';
 import { fixtureTrace, fixtureTraces } from './helpers';
 
-const GENERATOR_PROGRAMS = new Set(['generators', 'yield_from']);
+const GENERATOR_PROGRAMS = new Set(['generators', 'yield_from', 'join_generator_one_line']);
 
 describe('pdb differential over the fixture programs', () => {
   test('20 seeded scripts per program agree with real pdb at every step (generators: documented class)', async () => {

@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { buildForwardTree, buildInverseTree } from '../../src/debugger';
+import { buildForwardTree, buildInverseTree, nextNode } from '../../src/debugger';
 import type { StateTree } from '../../src/debugger/types';
 import { FIXTURES, fixtureTrace } from './helpers';
 
@@ -49,17 +49,17 @@ describe('inverse tree', () => {
     expect(tree.nodes[0].value).toBe('2');
   });
 
-  test('two calls on one line: a copy of the line before each callee, last call first, callees one deeper', () => {
+  test('two calls on one line: one copy of the line, then both callees (latest first), one deeper', () => {
     const tree = buildInverseTree(fixtureTrace('two_calls_one_line'));
     const s = shape(tree);
     const line = 's = sq(a) + sq(b)';
     const first = s.indexOf(`inv_line_call d1 ${line}`);
-    expect(s.slice(first, first + 9)).toEqual([
+    expect(s.filter((x) => x === `inv_line_call d1 ${line}`)).toHaveLength(1);
+    expect(s.slice(first, first + 8)).toEqual([
       `inv_line_call d1 ${line}`,
       'inv_return d2 return x * x',
       'inv_line d2 return x * x',
       'inv_call d2 def sq(x):',
-      `inv_line_call d1 ${line}`,
       'inv_return d2 return x * x',
       'inv_line d2 return x * x',
       'inv_call d2 def sq(x):',
@@ -67,10 +67,36 @@ describe('inverse tree', () => {
     ]);
     // sq(b) (b = 3) comes first going backwards.
     expect(tree.nodes[first + 3].locals).toEqual({ x: '3' });
-    expect(tree.nodes[first + 7].locals).toEqual({ x: '2' });
-    // The copies carry the line's own state and trace event.
-    expect(tree.nodes[first].traceIndex).toBe(tree.nodes[first + 8].traceIndex);
-    expect(tree.nodes[first].locals).toEqual(tree.nodes[first + 8].locals);
+    expect(tree.nodes[first + 6].locals).toEqual({ x: '2' });
+    // The copy carries the line's own state and trace event.
+    expect(tree.nodes[first].traceIndex).toBe(tree.nodes[first + 7].traceIndex);
+    expect(tree.nodes[first].locals).toEqual(tree.nodes[first + 7].locals);
+    // inv_step_over from the copy skips both callees; inv_step_into enters the latest one.
+    expect(nextNode(tree, first, { kind: 'inv_step_over' })).toBe(first + 7);
+    expect(nextNode(tree, first, { kind: 'inv_step_into' })).toBe(first + 1);
+  });
+
+  test.each([
+    ['sorted_key_one_line', 'ys = sorted(xs, key=lambda v: -v)', 3],
+    ['join_generator_one_line', "s = ''.join(str(x) for x in xs)", 3],
+  ])('a line with several traced calls (%s) gets one copy; inv_step_over from it skips them all', (id, line, calls) => {
+    const trace = fixtureTrace(id);
+    const tree = buildInverseTree(trace);
+    const s = shape(tree);
+    const copies = s.flatMap((x, i) => (x === `inv_line_call d1 ${line}` ? [i] : []));
+    expect(copies).toHaveLength(1);
+    const copy = copies[0];
+    const own = nextNode(tree, copy, { kind: 'inv_step_over' });
+    expect(s[own]).toBe(`inv_line d1 ${line}`);
+    // Between them: the callees' blocks, one level deeper, each from its inv_return (or a
+    // generator's yield) back to its inv_call, the latest call first.
+    const between = tree.nodes.slice(copy + 1, own);
+    expect(between.every((n) => n.depth === 2)).toBe(true);
+    expect(between.filter((n) => n.event === 'inv_call')).toHaveLength(calls);
+    const invocations = between.filter((n) => n.event === 'inv_call').map((n) => n.invocation);
+    expect(invocations).toEqual([...invocations].sort((a, b) => b - a));
+    const line_ = trace.events[tree.nodes[copy].traceIndex];
+    expect(line_.calls?.length).toBe(calls);
   });
 
   test('nested calls are expanded recursively and only the entry invocation is kept', () => {
