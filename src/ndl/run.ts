@@ -121,9 +121,8 @@ export async function generateDocuments(opts: GenerateOptions): Promise<Generate
   } catch (e) {
     writer.abort();
     throw e;
-  } finally {
-    progress.finish();
   }
+  progress.finish();
   return summary;
 }
 

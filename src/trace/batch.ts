@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import { z } from 'zod';
 import { UserError } from '../util/errors';
-import { invalidLine, JsonlWriter, readJsonl } from '../util/jsonl';
+import { invalidLine, JsonlWriter, readJsonl, skippingInvalid } from '../util/jsonl';
 import { Progress } from '../util/progress';
 import { traceBatch } from './index';
 import { SandboxOptions, SandboxPool } from './pool';
@@ -153,6 +153,14 @@ export async function runTraceBatch(opts: BatchJobOptions): Promise<BatchSummary
   if (!fs.existsSync(opts.input)) throw new UserError(`--input ${opts.input}: no such file`);
   const done = readDoneIds(opts.out, warn);
   const lines = countLines(opts.input);
+  // Without --skip-invalid the first malformed line stops the batch before any program runs.
+  if (!skippingInvalid()) {
+    for await (const row of readJsonl<unknown>(opts.input, { invalid: 'yield' })) {
+      if (row.error) invalidLine(row.error);
+      const parsed = ProgramSchema.safeParse(row.value);
+      if (!parsed.success) invalidLine(`${opts.input}:${row.lineNumber}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ')}`);
+    }
+  }
   const pool = new SandboxPool(Math.max(1, opts.workers), opts.sandbox);
   const summary: BatchSummary = {
     input: opts.input,

@@ -120,3 +120,8 @@ export class AtomicJsonlWriter {
   }
 }
 
+
+/** Whether --skip-invalid is on (stages that pre-validate their input check this). */
+export function skippingInvalid(): boolean {
+  return policy.skip;
+}
