@@ -1,0 +1,11 @@
+/**
+ * The model stage (docs/model.md): the Llama-style decoder in tfjs, its config, backends,
+ * checkpoints, sampling and Hugging Face export/import.
+ */
+export { LlamaModel, disposeCache, type KvCache } from './model';
+export { modelConfigSchema, resolveModelConfig, loadModelConfig, modelStats, parameterShapes, type ModelConfig, type ModelConfigInput, type ModelStats } from './config';
+export { initBackend, BACKENDS, type BackendChoice, type BackendInfo } from './backend';
+export { loadModelFromCheckpoint, writeModelCheckpoint, readCheckpointConfig, readCheckpointWeights } from './checkpoint';
+export { generate, sampleToken, type GenerateOptions, type GenerateResult } from './generate';
+export { writeHfModel, readHfModel, toHfConfig, fromHfConfig } from './hf';
+export { encodeSafetensors, decodeSafetensors, readSafetensors, writeSafetensors, type NamedTensor, type TensorMap } from './safetensors';
