@@ -13,4 +13,6 @@ export const benchmarks: Record<string, () => Promise<BenchFn>> = {
   programs: async () => (await import('./programs')).run,
   oracle: async () => (await import('./oracle')).run,
   tokenizer: async () => (await import('./tokenizer')).run,
+  learning: async () => (await import('./learning')).run,
+  scale: async () => (await import('./scale')).run,
 };

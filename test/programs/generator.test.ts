@@ -37,12 +37,14 @@ describe('generateProgram', () => {
     }
   });
 
-  test('generates parseable Python with 1..3 distinct inputs and an entry function f', async () => {
+  test('generates parseable Python with 1..3 distinct inputs and its entry function', async () => {
     const progs = Array.from({ length: 200 }, (_, i) => generateProgram(11, i, cfg));
     const facts = await codeFacts(progs.map((p) => p.code));
     expect(facts.filter((f) => !f.ok)).toEqual([]);
     for (const p of progs) {
-      expect(p.code).toMatch(/^def f\(/m);
+      expect(p.code).toMatch(new RegExp(`^def ${p.entry}\\(`, 'm'));
+      // The entry is the last function (main calls it) and its name is used for nothing else.
+      expect(p.code.trimEnd().split('\n').filter((l) => /^def /.test(l)).pop()).toMatch(new RegExp(`^def ${p.entry}\\(`));
       expect(p.inputs.length).toBeGreaterThanOrEqual(1);
       expect(p.inputs.length).toBeLessThanOrEqual(3);
       expect(new Set(p.inputs).size).toBe(p.inputs.length);
@@ -51,6 +53,22 @@ describe('generateProgram', () => {
     const has = (c: string) => progs.filter((p) => (p.histogram as Record<string, number>)[c]).length;
     for (const c of ['for', 'while', 'if', 'try', 'raise', 'recursion', 'class', 'method_call', 'listcomp', 'dictcomp', 'slice', 'str_method', 'list_method', 'dict_method', 'early_return', 'helper_call']) {
       expect(has(c)).toBeGreaterThan(0);
+    }
+  });
+
+  test('entry names vary by default (f for some), and entryNames "f" names every entry f', () => {
+    const varied = Array.from({ length: 200 }, (_, i) => generateProgram(11, i, cfg));
+    const names = new Set(varied.map((p) => p.entry));
+    expect(names.size).toBeGreaterThan(30);
+    const fShare = varied.filter((p) => p.entry === 'f').length / varied.length;
+    expect(fShare).toBeGreaterThan(0.05);
+    expect(fShare).toBeLessThan(0.3);
+    const fOnly = GeneratorConfigSchema.parse({ entryNames: 'f' });
+    for (let i = 0; i < 50; i++) {
+      const f = generateProgram(11, i, fOnly);
+      expect(f.entry).toBe('f');
+      expect(f.code).toMatch(/^def f\(/m);
+      expect(generateProgram(11, i, fOnly)).toEqual(f);
     }
   });
 

@@ -1,0 +1,98 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { freshOutputDir, trainAndEvaluate, type TrainedAndEvaluated } from '../src/cli/quickstart';
+import { prepareQuickstartData } from '../src/cli/quickstart_data';
+import { QUICKSTART_DEFAULTS, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
+import type { ComponentRates } from '../src/eval/score';
+import { writeReport, type ReportSection } from '../src/train/report';
+import { escapeHtml, lineChart, type Series } from '../src/train/svg';
+import { packageRoot } from '../src/util/paths';
+
+/**
+ * The learning curve of the quickstart recipe on this machine: one data set (quickstart stages
+ * 1–5), then one training run per time budget — each a complete run whose LR schedule ends at
+ * its own budget, not a checkpoint of a longer run — each evaluated on the same held-out tasks
+ * beside the naive baseline. Writes full-frame / SRC / EVT per action as a table and an
+ * accuracy-vs-tokens plot into the longest run's report.html and bench/results/learning.json.
+ * Usage: npm run bench -- learning [--minutes=10,30,120] [--out=DIR] [--backend=B] [--set=K=V ...]
+ */
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const opt = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const minutes = (opt('minutes') ?? '10,30,120').split(',').map(Number);
+  if (minutes.some((m) => !(m > 0))) throw new Error(`--minutes=${opt('minutes')}: expected positive numbers, e.g. 10,30,120`);
+  const o: QuickstartOptions = {
+    ...QUICKSTART_DEFAULTS,
+    out: opt('out') ?? path.join(packageRoot(), 'runs', 'bench-learning'),
+    backend: opt('backend') ?? 'auto',
+    force: true,
+    set: args.filter((a) => a.startsWith('--set=')).map((a) => a.slice(6)),
+  };
+  const dir = freshOutputDir(o.out, true);
+  const seconds: StageSeconds = {};
+  const data = await prepareQuickstartData(o, dir, seconds);
+  const points: LearningPoint[] = [];
+  for (const m of minutes) {
+    const r = await trainAndEvaluate(o, data, path.join(dir, `run-${m}min`), m, seconds);
+    points.push(learningPoint(m, r));
+  }
+  const longest = points[points.length - 1];
+  const section: ReportSection = { title: 'Learning curve (quickstart recipe, one run per budget)', html: learningHtml(points) };
+  writeReport(path.join(dir, `run-${longest.minutes}min`), undefined, { sections: [section] });
+  const svgFile = path.join(packageRoot(), 'bench', 'results', 'learning.svg');
+  fs.mkdirSync(path.dirname(svgFile), { recursive: true });
+  fs.writeFileSync(svgFile, accuracyChart(points));
+  return {
+    recipe: { config: path.relative(packageRoot(), o.config), programsConfig: path.relative(packageRoot(), o.programsConfig), programs: o.programs, docsPerProgram: o.docsPerProgram, evalPrograms: o.evalPrograms, set: o.set },
+    fit: { documents: data.documents, seqLen: data.seqLen },
+    points,
+    plot: path.relative(packageRoot(), svgFile),
+    report: path.join(dir, `run-${longest.minutes}min`, 'report.html'),
+  };
+}
+
+interface LearningPoint {
+  minutes: number;
+  backend: string;
+  steps: number;
+  tokens: number;
+  lastLoss: number;
+  tasks: { scored: number; didNotFit: number };
+  /** action (and 'all') → model full/src/evt and baseline full, as fractions. */
+  byAction: Record<string, { full: number; src: number; evt: number; baselineFull: number; n: number; didNotFit: number }>;
+}
+
+function learningPoint(minutes: number, r: TrainedAndEvaluated): LearningPoint {
+  const model: Record<string, ComponentRates> = r.result.tables[r.completer.name];
+  const base: Record<string, ComponentRates> = r.result.tables.baseline;
+  const byAction: LearningPoint['byAction'] = {};
+  for (const [action, v] of Object.entries(model)) {
+    byAction[action] = { full: v.full, src: v.src, evt: v.evt, baselineFull: base[action]?.full ?? 0, n: v.n, didNotFit: v.didNotFit };
+  }
+  return { minutes, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, byAction };
+}
+
+const pct = (x: number) => (100 * x).toFixed(1);
+
+function learningHtml(points: LearningPoint[]): string {
+  const actions = Object.keys(points[0].byAction);
+  const head = `<tr><th>action</th>${points.map((p) => `<th>${p.minutes} min (${(p.tokens / 1e6).toFixed(1)}M tok): full / SRC / EVT | baseline</th>`).join('')}</tr>`;
+  const rows = actions.map((a) => `<tr><td>${escapeHtml(a)}</td>${points.map((p) => {
+    const v = p.byAction[a];
+    return v ? `<td>${pct(v.full)} / ${pct(v.src)} / ${pct(v.evt)} | ${pct(v.baselineFull)}</td>` : '<td>-</td>';
+  }).join('')}</tr>`);
+  return `${accuracyChart(points)}\n<table>${head}${rows.join('')}</table>`;
+}
+
+function accuracyChart(points: LearningPoint[]): string {
+  const series = (action: string, key: 'full' | 'src' | 'baselineFull', label: string): Series => ({
+    label,
+    points: points.map((p) => [p.tokens / 1e6, 100 * (p.byAction[action]?.[key] ?? NaN)] as [number, number]),
+  });
+  return lineChart('Next-state exact match vs training tokens', [
+    series('step_into', 'full', 'step_into full'),
+    series('step_over', 'full', 'step_over full'),
+    series('step_into', 'src', 'step_into SRC'),
+    series('all', 'full', 'all actions full'),
+    series('all', 'baselineFull', 'baseline, all actions'),
+  ], { xLabel: 'million tokens', yLabel: '%' });
+}
