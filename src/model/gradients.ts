@@ -16,7 +16,12 @@ type GradFn = (dy: tf.Tensor, saved: Saved, attrs: Attrs) => Record<string, () =
 /** Sums a broadcast gradient back to the input's shape. */
 function unbroadcast(g: tf.Tensor, shape: number[]): tf.Tensor {
   const axes = tf.broadcast_util.getReductionAxes(shape, g.shape);
-  return tf.reshape(axes.length ? tf.sum(g, axes) : g, shape);
+  const r = axes.length ? tf.sum(g, axes) : g;
+  if (!tf.util.arraysEqual(r.shape, shape)) return tf.reshape(r, shape);
+  // A reshape to the same shape is a TensorFlow op on the native backend; a clone shares the
+  // data for free. A new tensor either way: backprop may dispose one input's gradient while
+  // another input still holds it (Add passes dy to both).
+  return r === g ? tf.clone(g) : r;
 }
 
 /** Reduces a batched matmul gradient to the operand's (possibly broadcast) shape. */

@@ -5,9 +5,10 @@ import type { TokenBatch } from '../../src/data/batch';
 import { Rng } from '../../src/util/rng';
 import { referenceLogits, referenceLoss } from './reference';
 import { randomIds, testConfig, testModel } from './helpers';
+import { backendsUnderTest } from './native';
 
 /**
- * Numerics on every backend available without native TensorFlow: logits against the float64
+ * Numerics on cpu, wasm and (when built here) tensorflow: logits against the float64
  * reference, gradients against finite differences of the float64 reference loss, KV-cache
  * decoding against the full forward, and no tensor leak over 200 training steps.
  */
@@ -25,7 +26,7 @@ function tokenBatch(rows: Int32Array[], weights?: Float32Array[], docs?: Int32Ar
   return { batchSize: rows.length, seqLen: w - 1, ids, lossMask, docIds };
 }
 
-describe.each(['cpu', 'wasm'] as const)('model numerics on %s', (backend) => {
+describe.each(backendsUnderTest())('model numerics on %s', (backend) => {
   beforeAll(async () => {
     await initBackend(backend, () => undefined);
   });
