@@ -1,8 +1,7 @@
-import type { ProgramRecord } from '../trace/types';
 import type { FilterConfig } from './config';
 import type { CodeFacts } from './normalize';
 import { traceFingerprint, traceStats, type TraceStats } from './tracestats';
-import type { Tracer } from './tracers';
+import type { ProgramRecord, Tracer } from './types';
 
 /**
  * The record filters, in order (the first failing one is the reason):

@@ -1,7 +1,7 @@
 import { listPythonFiles } from '../util/files';
 import * as fs from 'fs';
 import * as path from 'path';
-import type { ProgramRecord } from '../trace/types';
+import type { ProgramRecord } from './types';
 import { UserError } from '../util/errors';
 import { readJsonl } from '../util/jsonl';
 

@@ -1,4 +1,3 @@
-import type { ProgramRecord } from '../trace/types';
 import type { ProgramsConfig } from './config';
 import { filterRecords } from './filters';
 import { generateProgram, type GeneratedProgram } from './generator';
@@ -7,7 +6,7 @@ import { codeFacts } from './normalize';
 import { programKey } from './splits';
 import { histogramOf, summarizeConstructs, summarizeTraces, type TraceSummary } from './summary';
 import type { TraceStats } from './tracestats';
-import type { Tracer } from './tracers';
+import type { ProgramRecord, Tracer } from './types';
 
 /**
  * `ndbg programs generate`: candidates gen-<seed>-0, gen-<seed>-1, ... are generated, filtered

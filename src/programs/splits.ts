@@ -1,5 +1,5 @@
 import { createHash } from 'crypto';
-import type { ProgramRecord } from '../trace/types';
+import type { ProgramRecord } from './types';
 import { UserError } from '../util/errors';
 import { codeFacts, type CodeFacts } from './normalize';
 

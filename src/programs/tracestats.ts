@@ -1,4 +1,4 @@
-import type { TraceRecord } from '../trace/types';
+import type { ProgramRun } from './types';
 
 /**
  * What the summaries report about one run. Definitions (the same for generated programs and
@@ -11,7 +11,7 @@ import type { TraceRecord } from '../trace/types';
  *   exception  at least one `exception` event (raised, caught or not)
  */
 export interface TraceStats {
-  status: TraceRecord['status'];
+  status: ProgramRun['status'];
   events: number;
   maxDepth: number;
   recursion: boolean;
@@ -22,7 +22,7 @@ export interface TraceStats {
   output?: string;
 }
 
-export function traceStats(rec: TraceRecord): TraceStats {
+export function traceStats(rec: ProgramRun): TraceStats {
   let events = 0;
   let maxDepth = 0;
   let recursion = false;
@@ -56,7 +56,7 @@ export function traceStats(rec: TraceRecord): TraceStats {
  * deterministic: everything the program's own frames show (depth >= 1), and how it ended.
  * The `main` wrapper is left out because the perturbed second run shifts its line numbers.
  */
-export function traceFingerprint(rec: TraceRecord): string {
+export function traceFingerprint(rec: ProgramRun): string {
   const evs = rec.events.filter((e) => e.depth >= 1).map((e) => [e.event, e.depth, e.line, e.func, e.locals, e.value, e.calls ?? []]);
   return JSON.stringify([rec.status, rec.error ?? null, evs]);
 }

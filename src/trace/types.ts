@@ -67,12 +67,5 @@ export interface TraceRecord {
  */
 export type RunLimit = 'steps' | 'timeout' | 'cpu' | 'memory' | 'exit' | 'sandbox' | 'traceoff' | 'crash' | 'output';
 
-/** A program to trace (CruxEval style). */
-export interface ProgramRecord {
-  id: string;
-  code: string;
-  input: string;
-  /** Entry function name, default `f`. */
-  entry?: string;
-  output?: string;
-}
+/** What the trace stage reads: the program stage's record (src/programs/types.ts). */
+export type { ProgramRecord } from '../programs/types';
