@@ -9,6 +9,7 @@ import { defaultSamplerConfig } from '../../src/ndl/config';
 import { allStepDocuments, sampleDocuments } from '../../src/ndl/generate';
 import { SPECIAL_TOKENS } from '../../src/ndl/tokens';
 import { Tokenizer } from '../../src/tokenizer';
+import { parseModelProto, PieceType } from '../../src/tokenizer/model-proto';
 import { traceInProcess } from '../../src/trace/inprocess';
 import type { ProgramRecord } from '../../src/trace/types';
 import { peerPython } from '../helpers/peer-python';
@@ -127,20 +128,41 @@ describe('export-hf tokenizer and model load in transformers as-is', () => {
     expect(out.len).toBe(config.vocab_size);
     expect([out.bos, out.eos, out.pad]).toEqual([tok.bosId, tok.eosId, tok.padId]);
     for (const id of Object.values(tok.specialTokenIds())) expect(out.special_ids).toContain(id);
+    // sentencepiece sums piece scores in float32, tokenizers in float64: where two segmentations of
+    // a text score the same up to float32 rounding of the running total, they may pick differently.
+    // Everything else must be identical; such a difference must be a tie of that kind.
+    const pieces = parseModelProto(fs.readFileSync(TOKENIZER)).pieces;
+    const score = (ids: number[]) => ids.reduce((a, id) => a + (pieces[id].type === PieceType.NORMAL ? pieces[id].score : 0), 0);
     let sameIds = 0;
+    let sameDocs = 0;
     let roundTrips = 0;
-    const firstMismatch: string[] = [];
+    const notTies: string[] = [];
+    let ties = 0;
     texts.forEach((t, i) => {
-      if (JSON.stringify(out.ids[i]) === JSON.stringify(ours[i])) sameIds++;
-      else if (firstMismatch.length < 3) firstMismatch.push(`${JSON.stringify(t.slice(0, 80))}: ndbg ${ours[i].slice(0, 12)} hf ${out.ids[i].slice(0, 12)}`);
+      if (JSON.stringify(out.ids[i]) === JSON.stringify(ours[i])) {
+        sameIds++;
+        if (i < docs.length) sameDocs++;
+      } else {
+        const a = score(ours[i]);
+        const b = score(out.ids[i]);
+        // float32 keeps 24 bits: the running total can be off by ~|total|·2^-24 per addition.
+        const tolerance = Math.abs(a) * 2 ** -24 * ours[i].length;
+        if (Math.abs(a - b) <= tolerance) ties++;
+        else if (notTies.length < 3) notTies.push(`${JSON.stringify(t.slice(0, 80))}: ndbg ${ours[i].slice(0, 12)} (score ${a}) hf ${out.ids[i].slice(0, 12)} (score ${b})`);
+      }
       if (out.decoded[i] === t) roundTrips++;
     });
     process.stderr.write(
-      `transformers ${out.transformers} (${out.class}): same ids on ${sameIds}/${texts.length} texts (${docs.length} pipeline NDL documents), ` +
-        `round trips ${roundTrips}/${texts.length}\n`,
+      `transformers ${out.transformers} (${out.class}): same ids on ${sameIds}/${texts.length} texts ` +
+        `(${sameDocs}/${docs.length} pipeline NDL documents; the other ${ties} are float32 score ties), round trips ${roundTrips}/${texts.length}\n`,
     );
-    expect(firstMismatch).toEqual([]);
-    expect(sameIds).toBe(texts.length);
+    expect(notTies).toEqual([]);
+    expect(sameDocs).toBeGreaterThanOrEqual(100);
+    expect(sameIds).toBeGreaterThanOrEqual(Math.ceil(0.95 * texts.length));
+    // The short texts (no long running total) match exactly, including every edge case.
+    texts.forEach((t, i) => {
+      if (t.length < 200) expect({ text: t, ids: out.ids[i] }).toEqual({ text: t, ids: ours[i] });
+    });
     expect(roundTrips).toBe(texts.length);
     expect(out.skip_decoded).toBe('ab c');
 
