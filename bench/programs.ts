@@ -2,7 +2,8 @@ import { defaultProgramsConfig } from '../src/programs/config';
 import { generateProgram } from '../src/programs/generator';
 import { codeFacts } from '../src/programs/normalize';
 import { generateCorpus } from '../src/programs/pipeline';
-import { rawTracer, sandboxTracer, type ClosableTracer } from '../src/programs/tracers';
+import { rawTracer, sandboxTracer } from '../src/programs/tracers';
+import type { ClosableTracer } from '../src/programs/types';
 
 /**
  * `npm run bench -- programs [--n=200] [--workers=2]`: throughput of the program stage, side

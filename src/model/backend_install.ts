@@ -245,6 +245,9 @@ export function installBackend(o: InstallOptions): InstallResult {
   }
   const tools = preflight();
   const library = findTfLibrary({ gpu: o.gpu, from: o.from, version: o.tfVersion, log: o.log });
+  if (o.gpu && /tensorflow[_-]cpu|libtensorflow-cpu/.test(`${library.source} ${library.libDir}`)) {
+    o.log(`note: ${library.source} is a CPU build of TensorFlow: the GPU addon builds and loads, but finds no GPU with it`);
+  }
   const dir = ensurePackage(choice, o.log);
   ensureOneTfjsCore(dir, o.log);
   const relinked = linkDeps(dir, library);
