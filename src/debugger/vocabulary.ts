@@ -9,6 +9,11 @@ export type ForwardEvent = (typeof FORWARD_EVENTS)[number];
 export type InverseEvent = (typeof INVERSE_EVENTS)[number];
 export type NdlEvent = ForwardEvent | InverseEvent;
 
+/** Events whose frame shows a VALUE (the return value or exception) instead of LOCALS. */
+export function showsValue(event: string): boolean {
+  return event === 'return' || event === 'exception' || event === 'inv_return' || event === 'inv_exception';
+}
+
 export const FORWARD_ACTIONS = ['step_into', 'step_over', 'step_return', 'breakpoint', 'continue'] as const;
 export const INVERSE_ACTIONS = ['inv_step_into', 'inv_step_over', 'inv_step_call'] as const;
 export type ForwardActionKind = (typeof FORWARD_ACTIONS)[number];

@@ -3,7 +3,7 @@
  * `DocumentWriter` builds a document frame by frame so the sampler can measure a token budget
  * as it goes; `formatDocument` is the one-shot form.
  */
-import type { Action, Direction, StateNode, StateTree } from '../debugger';
+import { showsValue, type Action, type Direction, type StateNode, type StateTree } from '../debugger';
 import type { TraceRecord } from '../trace/types';
 import { dumpsEntries, dumpsValue } from './pyjson';
 import { actionToken, DOCUMENT_TOKENS as D, eventToken, exitToken, STRUCTURE_TOKENS as S } from './tokens';
@@ -58,12 +58,6 @@ export function formatFrameEvent(node: StateNode, localsText: string): string {
   return `${tok}${S.srcSep}${node.src}${S.argSep}${localsText}${S.actionSep}`;
 }
 
-function showsValue(node: StateNode): boolean {
-  return (
-    node.event === 'return' || node.event === 'exception' || node.event === 'inv_return' || node.event === 'inv_exception'
-  );
-}
-
 /** Builds one document incrementally; the text so far plus `closing()` is always a valid document. */
 export class DocumentWriter {
   private parts: string[] = [];
@@ -96,7 +90,7 @@ export class DocumentWriter {
   private frameTextWithPrev(prev: { node: StateNode; action?: Action } | undefined, step: TrajectoryStep): string {
     const node = this.node(step.node);
     let arg: string;
-    if (showsValue(node)) arg = dumpsValue(node.value);
+    if (showsValue(node.event)) arg = dumpsValue(node.value);
     else if (prev && usesDelta(this.tree.direction, prev.node, prev.action, node)) {
       const d = localsDelta(prev.node.locals, node.locals);
       arg = formatLocals(d.elided, d.entries);

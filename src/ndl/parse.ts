@@ -3,7 +3,7 @@
  * delta-encoded LOCALS resolved against the history. It never throws on bad text: problems
  * come back as `error` strings, with everything read before them kept.
  */
-import type { Action } from '../debugger/types';
+import { showsValue, type Action } from '../debugger';
 import { readNdlJson } from './pyjson';
 import {
   DOCUMENT_TOKENS as D,
@@ -93,10 +93,6 @@ function describe(p: Piece): string {
 interface History {
   locals: Record<string, string> | undefined;
   exact: boolean;
-}
-
-function showsValue(event: NdlEvent): boolean {
-  return event === 'return' || event === 'exception' || event === 'inv_return' || event === 'inv_exception';
 }
 
 /**

@@ -1,4 +1,5 @@
 import { spawn } from 'child_process';
+import { parseJsonl } from '../util/jsonl';
 import { assetPath } from '../util/paths';
 
 /** What src/programs/normalize.py reports about one program's source (see that file). */
@@ -32,12 +33,18 @@ export function codeFacts(codes: string[]): Promise<CodeFacts[]> {
         reject(new Error(`normalize.py exited with ${code}: ${Buffer.concat(err).toString('utf8').slice(-2000)}`));
         return;
       }
-      const lines = Buffer.concat(out).toString('utf8').split('\n').filter((l) => l !== '');
-      if (lines.length !== codes.length) {
-        reject(new Error(`normalize.py returned ${lines.length} results for ${codes.length} programs`));
+      let facts: CodeFacts[];
+      try {
+        facts = parseJsonl<CodeFacts>(Buffer.concat(out).toString('utf8'), 'normalize.py output');
+      } catch (e) {
+        reject(e as Error);
         return;
       }
-      resolve(lines.map((l) => JSON.parse(l) as CodeFacts));
+      if (facts.length !== codes.length) {
+        reject(new Error(`normalize.py returned ${facts.length} results for ${codes.length} programs`));
+        return;
+      }
+      resolve(facts);
     });
     child.stdin.on('error', () => undefined); // reported through 'close'
     child.stdin.end(codes.map((code) => JSON.stringify({ code })).join('\n') + '\n');

@@ -1,3 +1,4 @@
+import { median } from '../util/stats';
 import type { Construct } from './ir';
 import type { TraceStats } from './tracestats';
 
@@ -19,8 +20,7 @@ export function distribution(values: number[]): Distribution {
   const v = [...values].sort((a, b) => a - b);
   const q = (p: number) => v[Math.min(v.length - 1, Math.floor(p * v.length))];
   const mean = v.reduce((a, b) => a + b, 0) / v.length;
-  const median = v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-  return { n: v.length, min: v[0], median, mean: round(mean), p90: q(0.9), max: v[v.length - 1] };
+  return { n: v.length, min: v[0], median: median(v), mean: round(mean), p90: q(0.9), max: v[v.length - 1] };
 }
 
 function round(x: number, d = 3): number {

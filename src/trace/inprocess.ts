@@ -1,4 +1,5 @@
 import { execFileSync } from 'child_process';
+import { parseJsonl } from '../util/jsonl';
 import { assetPath } from '../util/paths';
 import type { ProgramRecord, TraceRecord } from './types';
 
@@ -15,8 +16,5 @@ export function traceInProcess(programs: ProgramRecord[]): TraceRecord[] {
     maxBuffer: 1 << 30,
     env: { ...process.env, PYTHONHASHSEED: '0' },
   }).toString('utf8');
-  return out
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as TraceRecord);
+  return parseJsonl<TraceRecord>(out, 'tracer.py output');
 }

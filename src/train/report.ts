@@ -1,5 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
+import { median } from '../util/stats';
 import { readMetrics, MetricsRecord } from './metrics';
 import { barChart, escapeHtml, formatNumber, lineChart } from './svg';
 import { listCheckpoints } from './checkpoint_dir';
@@ -127,9 +128,4 @@ function readJson(file: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function median(xs: number[]): number {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? s[Math.floor(s.length / 2)] : NaN;
 }

@@ -60,14 +60,21 @@ export async function* readJsonl<T = unknown>(file: string, opts: { invalid?: 'p
 
 /** Reads a whole JSONL file; throws on the first malformed line (for small, trusted files). */
 export function readJsonlSync<T = unknown>(file: string): T[] {
+  return parseJsonl<T>(fs.readFileSync(file, 'utf8'), file);
+}
+
+/**
+ * JSONL text (a file's content or a helper process's stdout) to records; blank lines are
+ * skipped, a malformed one throws a UserError naming `source`:line.
+ */
+export function parseJsonl<T = unknown>(text: string, source: string): T[] {
   const out: T[] = [];
-  const lines = fs.readFileSync(file, 'utf8').split('\n');
-  lines.forEach((line, i) => {
+  text.split('\n').forEach((line, i) => {
     if (line.trim() === '') return;
     try {
       out.push(JSON.parse(line) as T);
     } catch (e) {
-      throw new UserError(`${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
+      throw new UserError(`${source}:${i + 1}: invalid JSON (${(e as Error).message})`);
     }
   });
   return out;

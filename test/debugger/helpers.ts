@@ -1,16 +1,12 @@
-import * as fs from 'fs';
 import * as path from 'path';
 import { traceInProcess } from '../../src/trace/inprocess';
+import { readJsonlSync } from '../../src/util/jsonl';
 import type { ProgramRecord, TraceRecord } from '../../src/trace/types';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures', 'debugger');
 
 export function fixturePrograms(): ProgramRecord[] {
-  return fs
-    .readFileSync(path.join(FIXTURES, 'programs.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as ProgramRecord);
+  return readJsonlSync<ProgramRecord>(path.join(FIXTURES, 'programs.jsonl'));
 }
 
 let cache: Map<string, TraceRecord> | undefined;
