@@ -211,6 +211,8 @@ def main(argv=None):
     if start_step >= steps:
         fail(f"the run is at step {start_step} already; --steps {steps} leaves nothing to do")
 
+    if not os.path.isfile(os.path.join(weights_dir, "config.json")):
+        fail(f"{weights_dir}: no config.json; --hf takes a directory written by `ndbg export-hf`")
     model = load_model(weights_dir, args.attn).to(env.device)
     if model.config.vocab_size != cfg["model"]["vocab_size"]:
         fail(f"{weights_dir}: vocab_size {model.config.vocab_size} differs from the run config's model.vocab_size {cfg['model']['vocab_size']} ({config_file})")

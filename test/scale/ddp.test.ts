@@ -83,5 +83,11 @@ describe('scale-out: torchrun DDP continues an ndbg run and hands it back', () =
     const result = JSON.parse(fs.readFileSync(at('eval/next_state.json'), 'utf8')) as { predictor: string; programs: number; tasks: number };
     expect(result).toMatchObject({ predictor: 'model', programs: 2 });
     expect(result.tasks).toBeGreaterThan(0);
+
+    // Bad input is one line naming the file, no traceback.
+    const bad = spawnSync(peer.python, [path.join(ROOT, 'scale', 'train.py'), '--hf', at('no-such-dir'), '--config', at('config.json'), '--out', at('bad')], { cwd: dir, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain(`${at('no-such-dir')}: no config.json`);
+    expect(bad.stderr).not.toContain('Traceback');
   });
 });
