@@ -173,6 +173,7 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
         name: spec.name,
         kind: spec.kind,
         path: spec.path,
+        relativePath: relativeToDataset(opts.out, spec.path),
         python: sidecar?.python ?? null,
         generator: sidecar?.generator ?? null,
         sidecar: sidecar ? { file: sidecar.file, content: sidecar.content } : null,
@@ -186,7 +187,10 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
   }
   const manifest: Manifest = {
     format: MANIFEST_FORMAT,
-    tokenizer: { path: opts.tokenizer, sha256: tok.sha256, vocabSize: tok.vocabSize, bosId: tok.bosId, eosId: tok.eosId, padId: tok.padId },
+    tokenizer: {
+      path: opts.tokenizer,
+      ...(opts.tokenizer === 'byte' ? {} : { relativePath: relativeToDataset(opts.out, opts.tokenizer) }),
+      sha256: tok.sha256, vocabSize: tok.vocabSize, bosId: tok.bosId, eosId: tok.eosId, padId: tok.padId },
     seqLen: opts.seqLen,
     rowLen,
     tokenDtype,
@@ -195,6 +199,11 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
   };
   writeManifest(opts.out, manifest);
   return manifest;
+}
+
+/** A path as seen from the data set directory, so a manifest stays meaningful when the tree moves. */
+function relativeToDataset(out: string, p: string): string {
+  return path.relative(path.resolve(out), path.resolve(p)) || '.';
 }
 
 /** The manifest's per-source packing record: both splits' counts added up. */

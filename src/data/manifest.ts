@@ -37,7 +37,11 @@ const SourceSchema = z
   .object({
     name: z.string(),
     kind: z.enum(SOURCE_KINDS),
+    /** As given to `data build`. */
     path: z.string(),
+    /** The same, relative to the data set directory (absent in data sets built before it existed). */
+    relativePath: z.string().optional(),
+    /** Python version(s) of the traces a trace-derived source was made from (its sidecar manifest); null when unknown. */
     python: z.string().nullable(),
     generator: z.unknown(),
     sidecar: z.object({ file: z.string(), content: z.record(z.unknown()) }).strict().nullable(),
@@ -66,6 +70,8 @@ export const ManifestSchema = z
     tokenizer: z
       .object({
         path: z.string(),
+        /** `path` relative to the data set directory (absent for "byte" and in older data sets). */
+        relativePath: z.string().optional(),
         sha256: z.string(),
         vocabSize: z.number().int().positive(),
         bosId: z.number().int(),

@@ -4,9 +4,11 @@
  * before that stays on disk (one write per record).
  */
 import * as fs from 'fs';
+import * as path from 'path';
 import { z } from 'zod';
 import type { TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
+import { replaceFileAtomic } from '../util/fsync';
 import { AtomicJsonlWriter, invalidLine, readJsonl } from '../util/jsonl';
 import { Progress } from '../util/progress';
 import type { SamplerConfig } from './config';
@@ -92,8 +94,11 @@ export async function generateDocuments(opts: GenerateOptions): Promise<Generate
   // Written under a temporary name and renamed when complete: a failed run leaves no partial --out.
   const writer = new AtomicJsonlWriter(opts.out);
   const summary: GenerateSummary = { programs: 0, documents: 0, forward: 0, inverse: 0, skipped: 0, tooLong: 0, frames: 0 };
+  const pythons = new Set<string>();
   try {
     for await (const trace of readTraces(opts.traces)) {
+      const python = (trace as { python?: unknown }).python;
+      if (typeof python === 'string') pythons.add(python);
       let records: NdlRecord[];
       try {
         if (opts.policy === 'all-step') {
@@ -122,8 +127,26 @@ export async function generateDocuments(opts: GenerateOptions): Promise<Generate
     writer.abort();
     throw e;
   }
+  writeDocumentsSidecar(opts, [...pythons].sort(), summary);
   progress.finish();
   return summary;
+}
+
+/**
+ * OUT.manifest.json beside the documents: the Python version(s) of the traces they came from
+ * (traces differ between versions) and how they were sampled. `ndbg data build` copies it into
+ * the data set manifest (src/data/sources.ts readSidecar).
+ */
+function writeDocumentsSidecar(opts: GenerateOptions, pythons: string[], summary: GenerateSummary): void {
+  const sidecar = {
+    format: 'ndbg-ndl-docs/1',
+    python: pythons.length ? pythons.join(', ') : null,
+    traces: opts.traces,
+    traces_relative: path.relative(path.dirname(path.resolve(opts.out)), path.resolve(opts.traces)),
+    generator: { policy: opts.policy, seed: opts.seed, per_program: opts.perProgram, sampler: opts.config },
+    documents: summary.documents,
+  };
+  replaceFileAtomic(`${opts.out}.manifest.json`, JSON.stringify(sidecar, null, 2) + '\n');
 }
 
 export interface CheckSummary {

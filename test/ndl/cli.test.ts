@@ -8,7 +8,8 @@ import type { NdlRecord } from '../../src/ndl/generate';
 import { checkRoundTrips, generateDocuments } from '../../src/ndl/run';
 import { renderDocument } from '../../src/ndl/show';
 import { readJsonlSync } from '../../src/util/jsonl';
-import { countProgram, fixture, fixturePrograms, traceAll } from './helpers';
+import { countProgram, fixturePrograms, traceAll } from './helpers';
+import { reference } from '../helpers/reference';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndl-cli-'));
 const tracesFile = path.join(dir, 'traces.jsonl');
@@ -35,16 +36,17 @@ describe('ndbg ndl jobs', () => {
     const out = path.join(dir, 'canon.jsonl');
     await generateDocuments({ ...base, out, policy: 'all-step' });
     const recs = readJsonlSync<NdlRecord>(out).filter((r) => r.id === 'count');
-    expect(recs.map((r) => r.text)).toEqual([fixture('count.forward.ndl'), fixture('count.inverse.ndl')]);
+    expect(recs.map((r) => r.text)).toEqual([reference('count.forward.ndl'), reference('count.inverse.ndl')]);
     expect(recs[0].actions.every((a) => a.kind === 'step_into')).toBe(true);
   });
 
-  it('stops at a malformed trace line naming file and line, keeping what was written', async () => {
+  it('stops at a malformed trace line naming file and line, leaving no partial --out', async () => {
     const bad = path.join(dir, 'bad.jsonl');
     fs.writeFileSync(bad, JSON.stringify(traces[0]) + '\n{"id": "x", "code": 3}\n');
     const out = path.join(dir, 'partial.jsonl');
     await expect(generateDocuments({ ...base, traces: bad, out, policy: 'sampled' })).rejects.toThrow(`${bad}:2: not a trace record: code`);
-    expect(readJsonlSync(out)).toHaveLength(3);
+    expect(fs.existsSync(out)).toBe(false);
+    expect(fs.readdirSync(dir).filter((f) => f.includes('partial'))).toEqual([]);
     fs.writeFileSync(bad, '{not json\n');
     await expect(generateDocuments({ ...base, traces: bad, out, policy: 'sampled', overwrite: true })).rejects.toThrow(`${bad}:1: invalid JSON`);
   });
@@ -56,7 +58,7 @@ describe('ndbg ndl jobs', () => {
   });
 
   it('show prints one frame per line', async () => {
-    const text = fixture('count.forward.ndl');
+    const text = reference('count.forward.ndl');
     const out = renderDocument('count', text).split('\n');
     const frames = out.filter((l) => l.startsWith('#'));
     expect(frames).toHaveLength(18);
