@@ -1,8 +1,7 @@
-import * as fs from 'fs';
-import * as path from 'path';
 import { buildForwardTree, buildInverseTree, nextNode } from '../../src/debugger';
 import type { StateTree } from '../../src/debugger/types';
-import { FIXTURES, fixtureTrace } from './helpers';
+import { reference } from '../helpers/reference';
+import { fixtureTrace } from './helpers';
 
 function shape(tree: StateTree): string[] {
   return tree.nodes.map((n) => `${n.event} d${n.depth} ${n.src.trim()}`);
@@ -34,7 +33,7 @@ describe('forward tree', () => {
 
 describe('inverse tree', () => {
   test('reproduces the event/SRC sequence of the reference inverse document', () => {
-    const doc = fs.readFileSync(path.join(FIXTURES, 'count.inverse.ndl'), 'utf8');
+    const doc = reference('count.inverse.ndl');
     const frames = doc.split('<|frame_sep|>').slice(1, -1); // drop the header and the EXIT frame
     const expected = frames.map((f) => {
       const m = /^<\|(inv_[a-z_]+)_sep\|><\|src_sep\|>(.*?)<\|arg_sep\|>/s.exec(f);

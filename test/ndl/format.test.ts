@@ -1,7 +1,8 @@
 import type { StateNode, StateTree } from '../../src/debugger/types';
 import { buildContext, formatDocument, localsDelta } from '../../src/ndl/format';
 import { parseDocument } from '../../src/ndl/parse';
-import { countProgram, fixture, handForwardTree, traceAll } from './helpers';
+import { countProgram, handForwardTree, traceAll } from './helpers';
+import { reference } from '../helpers/reference';
 
 const PROGRAM = {
   id: 'calls',
@@ -15,7 +16,7 @@ describe('formatter', () => {
   it('reproduces the reference forward document from a hand-built tree', () => {
     const tree = handForwardTree(count);
     const steps = tree.nodes.map((_, node) => ({ node, action: { kind: 'step_into' as const } }));
-    expect(formatDocument(count, tree, { direction: 'forward', steps, end: 'exit' })).toBe(fixture('count.forward.ndl'));
+    expect(formatDocument(count, tree, { direction: 'forward', steps, end: 'exit' })).toBe(reference('count.forward.ndl'));
   });
 
   it('strips trailing newlines of the code in both CONTEXTs', () => {

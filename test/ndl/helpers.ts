@@ -2,6 +2,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { StateNode, StateTree } from '../../src/debugger/types';
+import { reference } from '../helpers/reference';
 import { traceInProcess } from '../../src/trace/inprocess';
 import type { ProgramRecord, TraceRecord } from '../../src/trace/types';
 
@@ -13,10 +14,10 @@ export function fixture(name: string): string {
 
 /** The reference program count("berry", "r") as a ProgramRecord. */
 export function countProgram(): ProgramRecord {
-  const entry = fixture('count.entry').trim();
+  const entry = reference('count.entry').trim();
   const m = /^(\w+)\((.*)\)$/s.exec(entry);
   if (!m) throw new Error(`bad count.entry: ${entry}`);
-  return { id: 'count', code: fixture('count.py'), entry: m[1], input: m[2] };
+  return { id: 'count', code: reference('count.py'), entry: m[1], input: m[2] };
 }
 
 /** The fixture programs of test/fixtures/ndl/programs.jsonl. */

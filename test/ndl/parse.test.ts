@@ -1,10 +1,11 @@
 import { parseDocument, parseNextFrame, preparePrefix } from '../../src/ndl/parse';
 import { Rng } from '../../src/util/rng';
-import { fixture } from './helpers';
+
+import { reference } from '../helpers/reference';
 
 describe('parser', () => {
-  const forward = fixture('count.forward.ndl');
-  const inverse = fixture('count.inverse.ndl');
+  const forward = reference('count.forward.ndl');
+  const inverse = reference('count.inverse.ndl');
 
   it('reads the reference forward document, resolving every delta to the full locals', () => {
     const doc = parseDocument(forward);

@@ -4,8 +4,9 @@ import { traceInProcess } from '../../src/trace/inprocess';
 import { traceProgram } from '../../src/trace/index';
 import type { TraceEvent, TraceRecord } from '../../src/trace/types';
 import { delta, FIXTURES, parseFrames, pyJson } from './helpers';
+import { REFERENCE } from '../helpers/reference';
 
-const REF = path.join(FIXTURES, 'reference');
+const REF = REFERENCE;
 const code = fs.readFileSync(path.join(REF, 'count.py'), 'utf8');
 const call = fs.readFileSync(path.join(REF, 'count.entry'), 'utf8').trim();
 
