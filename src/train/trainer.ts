@@ -79,7 +79,8 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   replaceFileAtomic(path.join(o.runDir, 'config.json'), JSON.stringify(deps.resolvedConfig, null, 2) + '\n');
 
   const valBatches = cfg.eval_every > 0 ? deps.validationBatches(cfg.eval_batches) : [];
-  const metrics = new MetricsLog(metricsFile);
+  // metrics.jsonl, and with train.tensorboard event files beside it (src/train/tensorboard.ts).
+  const metrics = new MetricsLog(metricsFile, { tensorboard: cfg.tensorboard });
   const loopStart = performance.now();
   const elapsed = () => c.elapsedBefore + (performance.now() - loopStart) / 1000;
   const budget = new TimeBudget(cfg.max_minutes, cfg.steps, c.step, loopStart);

@@ -7,7 +7,7 @@ import { readSafetensors } from '../../src/model/safetensors';
 import { checkpointName, checkpointsRoot } from '../../src/train/checkpoint_dir';
 import { readMetrics } from '../../src/train/metrics';
 import { trainFromConfig } from '../../src/train/run';
-import { crc32c, encodeEvent, maskedCrc32c, tfRecordFrame } from '../../src/train/tensorboard';
+import { crc32c, encodeEvent, maskedCrc32c, tfRecordFrame, writeEvalScalars } from '../../src/train/tensorboard';
 import { UserError } from '../../src/util/errors';
 import { peerPython } from '../helpers/peer-python';
 
@@ -67,6 +67,12 @@ describe('TensorBoard event files', () => {
   test("a short training run's scalars are read back by TensorBoard's EventAccumulator", () => {
     const files = fs.readdirSync(runA).filter((f) => f.startsWith('events.out.tfevents.'));
     expect(files).toHaveLength(1);
+    // Evaluation results of a checkpoint land in the run's event files at the checkpoint's step.
+    const evalFile = writeEvalScalars(path.join(checkpointsRoot(runA), checkpointName(6)), 'next_state', {
+      predictor: 'model',
+      tables: { model: { all: { full: 0.25, src: 0.5 } } },
+    });
+    expect(evalFile).toBeDefined();
     const peer = peerPython(['tensorboard']);
     if ('skip' in peer) {
       process.stderr.write(`skipped: ${peer.skip}\n`);
@@ -82,7 +88,16 @@ describe('TensorBoard event files', () => {
     const r = spawnSync(peer.python, ['-c', script, runA], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(r.stderr);
     const scalars = JSON.parse(r.stdout) as Record<string, [number, number][]>;
-    expect(Object.keys(scalars).sort()).toEqual(['train/grad_norm', 'train/loss', 'train/lr', 'train/tokens_per_s', 'val/loss']);
+    expect(Object.keys(scalars).sort()).toEqual([
+      'eval/next_state/tables/model/all/full',
+      'eval/next_state/tables/model/all/src',
+      'train/grad_norm',
+      'train/loss',
+      'train/lr',
+      'train/tokens_per_s',
+      'val/loss',
+    ]);
+    expect(scalars['eval/next_state/tables/model/all/full']).toEqual([[6, 0.25]]);
     const m = readMetrics(path.join(runA, 'metrics.jsonl'));
     const f32 = (x: number) => Math.fround(x);
     expect(scalars['train/loss']).toEqual(m.map((x) => [x.step, f32(x.loss)]));
@@ -97,6 +112,7 @@ describe('TensorBoard event files', () => {
     const run = path.join(tmp, 'no-tb');
     await train(run, base(2));
     expect(fs.readdirSync(run).some((f) => f.includes('tfevents'))).toBe(false);
+    expect(writeEvalScalars(path.join(checkpointsRoot(run), checkpointName(2)), 'next_state', { a: 1 })).toBeUndefined();
   });
 });
 
