@@ -11,20 +11,8 @@ import { exportHfCommand } from '../../src/cli/commands/export-hf';
 import { importHfCommand } from '../../src/cli/commands/import-hf';
 import { UserError } from '../../src/util/errors';
 import { Rng } from '../../src/util/rng';
+import { peerPython } from '../helpers/peer-python';
 import { randomIds, testConfig, testModel } from './helpers';
-
-/** Whether `python3` can run the parity script (numpy or torch). */
-function pythonParity(): string | undefined {
-  for (const py of ['/usr/bin/python3', 'python3']) {
-    try {
-      execFileSync(py, ['-c', 'import numpy'], { stdio: 'ignore' });
-      return py;
-    } catch {
-      // try the next interpreter
-    }
-  }
-  return undefined;
-}
 
 describe('HF export/import', () => {
   let dir: string;
@@ -76,10 +64,11 @@ describe('HF export/import', () => {
     const b = m2.logits(ids).dataSync();
     expect(Array.from(b)).toEqual(Array.from(a));
 
-    const py = pythonParity();
-    if (py) {
-      // Independent Python Llama (torch if installed, else numpy) on the exported files.
-      const out = execFileSync(py, [path.join(__dirname, 'hf_parity.py'), hf, JSON.stringify(ids.map((r) => Array.from(r)))], { encoding: 'utf8' });
+    // Independent Python Llama (torch if installed, else numpy) on the exported files.
+    const peer = peerPython(['numpy']);
+    if ('skip' in peer) process.stderr.write(`skipped: no numpy/torch for the Python parity check (${peer.skip})\n`);
+    else {
+      const out = execFileSync(peer.python, [path.join(__dirname, 'hf_parity.py'), hf, JSON.stringify(ids.map((r) => Array.from(r)))], { encoding: 'utf8' });
       const { backend, logits } = JSON.parse(out) as { backend: string; logits: number[][][] };
       let maxDiff = 0;
       logits.flat(2).forEach((v, i) => (maxDiff = Math.max(maxDiff, Math.abs(v - a[i]))));
