@@ -196,7 +196,11 @@ def main(argv=None):
     torch.manual_seed(tr["seed"])
 
     start_step, loader_state, tokens_seen, ndbg_t = 0, None, 0, None
-    resume = complete_checkpoints(args.out)[-1] if args.resume and complete_checkpoints(args.out) else None
+    existing = complete_checkpoints(args.out)
+    if existing and not args.resume:
+        fail(f"{args.out} already holds a run (checkpoints/step-{existing[-1][0]:08d}); pass --resume to continue it, or choose a new --out")
+    # --resume with no checkpoint yet starts from --hf/--from: a pre-emptible job runs one command line.
+    resume = existing[-1] if args.resume and existing else None
     weights_dir = args.hf
     if resume:
         weights_dir = resume[1]
@@ -244,7 +248,22 @@ def main(argv=None):
     if env.rank == 0:
         with open(os.path.join(args.out, "config.json"), "w", encoding="utf-8") as f:
             json.dump(cfg, f, indent=2)
-        metrics = open(os.path.join(args.out, "metrics.jsonl"), "a", encoding="utf-8")
+        metrics_file = os.path.join(args.out, "metrics.jsonl")
+        if os.path.exists(metrics_file):
+            # Lines past the step we continue from were written by a process that died after its
+            # last checkpoint; those steps run again.
+            kept = []
+            with open(metrics_file, encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        rec = json.loads(line)
+                    except ValueError:
+                        continue  # a line cut off by the kill
+                    if rec.get("step", 0) <= start_step:
+                        kept.append(line if line.endswith("\n") else line + "\n")
+            with open(metrics_file, "w", encoding="utf-8") as f:
+                f.writelines(kept)
+        metrics = open(metrics_file, "a", encoding="utf-8")
     log(f"scale: {env.world} process(es), {env.device.type}, {'gloo' if env.device.type == 'cpu' else 'nccl'} ; steps {start_step + 1}..{steps}, "
         f"{B}×{accum} rows of {seq_len} tokens per step; AdamW moments {'from ' + args.from_ckpt + f' (t={ndbg_t})' if ndbg_t is not None else 'restored' if resume else 'fresh'}")
     lo, hi = env.rank * B // env.world, (env.rank + 1) * B // env.world

@@ -25,19 +25,23 @@ const readMetrics = (file: string): MetricsLine[] =>
  * (the loader state), same weights and AdamW moments, same update.
  */
 describe('scale-out: torchrun DDP continues an ndbg run and hands it back', () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-ddp-'));
-  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-ddp-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  test('2 processes × 20 steps lower the loss; steps 6–7 equal ndbg’s; import-hf and eval next-state read the result', () => {
-    const peer = peerPython(['torch', 'transformers', 'pyarrow', 'safetensors']);
-    if ('skip' in peer) {
-      process.stderr.write(`skipped: ${peer.skip}\n`);
-      return;
-    }
-    const at = (p: string) => path.join(dir, p);
+  const peer = peerPython(['torch', 'transformers', 'pyarrow', 'safetensors']);
+  const at = (p: string) => path.join(dir, p);
+  const step5 = () => at('run/checkpoints/step-00000005');
+  let ndbgLoss: Map<number, number>;
+  /** scale/train.py in one process, continuing the step-5 checkpoint (or resuming --out). */
+  const single = (out: string, extra: string[]) => {
+    const python = (peer as { python: string }).python;
+    const r = spawnSync(python, [path.join(ROOT, 'scale', 'train.py'), '--hf', at('hf'), '--from', step5(), '--out', at(out), '--threads', '1', '--quiet', ...extra], { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`scale/train.py ${extra.join(' ')} failed (${r.status}):\n${r.stderr.slice(-4000)}`);
+    return readMetrics(at(`${out}/metrics.jsonl`));
+  };
+
+  beforeAll(() => {
+    if ('skip' in peer) return;
     writePrograms(at('programs.jsonl'), 48);
     writePrograms(at('heldout.jsonl'), 2, 48);
     ndbg(['trace', '--input', at('programs.jsonl'), '--out', at('traces.jsonl'), '--quiet']);
@@ -51,14 +55,19 @@ describe('scale-out: torchrun DDP continues an ndbg run and hands it back', () =
     };
     fs.writeFileSync(at('config.json'), JSON.stringify(config));
     ndbg(['train', '--config', at('config.json'), '--out', at('run'), '--quiet']);
-    const ndbgLoss = new Map(readMetrics(at('run/metrics.jsonl')).map((m) => [m.step, m.loss]));
-    const step5 = at('run/checkpoints/step-00000005');
-    ndbg(['export-hf', '--checkpoint', step5, '--out', at('hf')]);
+    ndbgLoss = new Map(readMetrics(at('run/metrics.jsonl')).map((m) => [m.step, m.loss]));
+    ndbg(['export-hf', '--checkpoint', step5(), '--out', at('hf')]);
+  });
 
+  test('2 processes × 20 steps lower the loss; steps 6–7 equal ndbg’s; import-hf and eval next-state read the result', () => {
+    if ('skip' in peer) {
+      process.stderr.write(`skipped: ${peer.skip}\n`);
+      return;
+    }
     const t0 = Date.now();
     const r = spawnSync(
       peer.python,
-      ['-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', '2', path.join(ROOT, 'scale', 'train.py'), '--hf', at('hf'), '--from', step5, '--out', at('torch'), '--steps', '25', '--checkpoint-every', '0'],
+      ['-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', '2', path.join(ROOT, 'scale', 'train.py'), '--hf', at('hf'), '--from', step5(), '--out', at('torch'), '--steps', '25', '--checkpoint-every', '0'],
       { cwd: dir, encoding: 'utf8' },
     );
     if (r.status !== 0) throw new Error(`torchrun failed (${r.status}):\n${r.stderr.slice(-4000)}`);
@@ -89,5 +98,18 @@ describe('scale-out: torchrun DDP continues an ndbg run and hands it back', () =
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain(`${at('no-such-dir')}: no config.json`);
     expect(bad.stderr).not.toContain('Traceback');
+  });
+  test('one process takes the same steps as two; a run stopped at a checkpoint and resumed gives the same losses', () => {
+    if ('skip' in peer) {
+      process.stderr.write(`skipped: ${peer.skip}\n`);
+      return;
+    }
+    const whole = single('one', ['--steps', '10']);
+    const ddp = readMetrics(at('torch/metrics.jsonl'));
+    whole.forEach((m, i) => expect(Math.abs(m.loss - ddp[i].loss)).toBeLessThan(1e-5));
+    single('stopped', ['--steps', '8']);
+    expect(() => single('stopped', ['--steps', '10'])).toThrow('already holds a run');
+    const resumed = single('stopped', ['--steps', '10', '--resume']);
+    expect(resumed.map((m) => [m.step, m.loss])).toEqual(whole.map((m) => [m.step, m.loss]));
   });
 });
