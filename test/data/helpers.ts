@@ -1,20 +1,15 @@
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { Rng } from '../../src/util/rng';
+import { tempDir } from '../helpers/tmp';
 import { buildDataset, type BuildOptions } from '../../src/data/build';
 import { parseSourceSpec } from '../../src/data/sources';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures', 'data');
 
-const made: string[] = [];
-// Registered once per test file (each file gets its own module registry).
-afterAll(() => made.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
-
+/** A temp dir removed after the test file (test/helpers/tmp.ts). */
 export function tmpDir(tag: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `ndbg-data-${tag}-`));
-  made.push(dir);
-  return dir;
+  return tempDir(`data-${tag}`);
 }
 
 /** A JSONL of `count` synthetic documents with lengths in [minLen, maxLen] characters. */

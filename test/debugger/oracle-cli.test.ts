@@ -1,5 +1,4 @@
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import yargs from 'yargs';
 import { oracleCommand } from '../../src/cli/commands/oracle';
@@ -7,6 +6,7 @@ import { buildForwardTree } from '../../src/debugger';
 import { explore, parseActions } from '../../src/debugger/explore';
 import { UserError } from '../../src/util/errors';
 import { fixtureTrace } from './helpers';
+import { tempDir } from '../helpers/tmp';
 
 async function runCli(args: string[]): Promise<string> {
   let out = '';
@@ -38,7 +38,7 @@ describe('parseActions', () => {
 });
 
 describe('ndbg oracle', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-oracle-'));
+  const dir = tempDir('oracle');
   const file = path.join(dir, 'traces.jsonl');
   fs.writeFileSync(file, [fixtureTrace('count'), fixtureTrace('uncaught')].map((t) => JSON.stringify(t)).join('\n') + '\n');
 

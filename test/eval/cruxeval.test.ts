@@ -1,5 +1,4 @@
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import type { TextCompleter } from '../../src/eval/completer';
 import { candidateFor, CruxTask, cruxTasks } from '../../src/eval/cruxeval';
@@ -8,6 +7,7 @@ import { passAtK } from '../../src/eval/passk';
 import { readPrediction } from '../../src/eval/completer';
 import { traceInProcess } from '../../src/trace/inprocess';
 import type { ProgramRecord } from '../../src/trace/types';
+import { tempDir } from '../helpers/tmp';
 
 const programs: ProgramRecord[] = [
   { id: 'c1', code: 'def f(xs):\n    out = []\n    for x in xs:\n        out.append(x * 2)\n    return out', input: '[1, 2, 3]', output: '[2, 4, 6]' },
@@ -54,7 +54,7 @@ describe('CruxEval tasks', () => {
 
   it('scores the true continuations 100% in the sandbox, and corrupted ones 0%', async () => {
     const tasks = allTasks();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-crux-'));
+    const dir = tempDir('crux');
     const truth = new TruthCompleter(new Map(tasks.map((t) => [t.prefix, t.truth])));
     const summary = await runCruxEval(programs, truth, {
       samples: 2, ks: [1, 2], temperature: 0.8, topP: 0.95, seed: 1, resultsFile: path.join(dir, 'r.jsonl'), quiet: true,

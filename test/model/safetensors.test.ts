@@ -1,8 +1,8 @@
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { decodeSafetensors, encodeSafetensors, readSafetensors, writeSafetensors } from '../../src/model/safetensors';
 import { UserError } from '../../src/util/errors';
+import { tempDir } from '../helpers/tmp';
 
 describe('safetensors', () => {
   const tensors = new Map([
@@ -24,7 +24,7 @@ describe('safetensors', () => {
   });
 
   test('round trip through a file is exact, metadata included', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'st-'));
+    const dir = tempDir('safetensors');
     const file = path.join(dir, 'x.safetensors');
     writeSafetensors(file, tensors, { step: '12' });
     const back = readSafetensors(file);

@@ -1,9 +1,9 @@
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { z } from 'zod';
 import { loadConfig, parseOverride } from '../../src/util/config';
 import { UserError } from '../../src/util/errors';
+import { tempDir } from '../helpers/tmp';
 
 const schema = z
   .object({
@@ -13,7 +13,7 @@ const schema = z
   .strict();
 
 function writeTemp(content: string): string {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-config-')), 'c.json');
+  const file = path.join(tempDir('config'), 'c.json');
   fs.writeFileSync(file, content);
   return file;
 }

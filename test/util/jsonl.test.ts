@@ -1,10 +1,10 @@
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { AtomicJsonlWriter, JsonlWriter, readJsonl, readJsonlSync, setSkipInvalid, skippedLines } from '../../src/util/jsonl';
+import { tempDir } from '../helpers/tmp';
 
 describe('jsonl', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-jsonl-'));
+  const dir = tempDir('jsonl');
 
   it('a malformed line is an error naming file:line; --skip-invalid skips and counts it; yield mode hands it over', async () => {
     const file = path.join(dir, 'in.jsonl');
