@@ -8,6 +8,7 @@ import { buildDataset } from '../data/build';
 import { tracePrograms } from '../eval/load';
 import { defaultSamplerConfig } from '../ndl/config';
 import { sampleDocuments } from '../ndl/generate';
+import { writeDocumentsSidecar } from '../ndl/run';
 import { ProgramsConfigSchema } from '../programs/config';
 import { pySourceDocuments } from '../programs/loaders';
 import { generateCorpus } from '../programs/pipeline';
@@ -77,6 +78,8 @@ function makeDocuments(o: QuickstartOptions, traces: TraceRecord[], file: string
     return r.records;
   });
   writeJsonl(file, docs);
+  // The traces' Python version travels with the documents into the data set manifest.
+  writeDocumentsSidecar(file, { traces, generator: { policy: 'sampled', seed: o.seed, per_program: o.docsPerProgram, sampler }, documents: docs.length });
   return { documents: docs.length, tooLong };
 }
 

@@ -127,26 +127,35 @@ export async function generateDocuments(opts: GenerateOptions): Promise<Generate
     writer.abort();
     throw e;
   }
-  writeDocumentsSidecar(opts, [...pythons].sort(), summary);
+  writeDocumentsSidecar(opts.out, {
+    traces: [...pythons],
+    tracesFile: opts.traces,
+    generator: { policy: opts.policy, seed: opts.seed, per_program: opts.perProgram, sampler: opts.config },
+    documents: summary.documents,
+  });
   progress.finish();
   return summary;
 }
 
 /**
- * OUT.manifest.json beside the documents: the Python version(s) of the traces they came from
- * (traces differ between versions) and how they were sampled. `ndbg data build` copies it into
- * the data set manifest (src/data/sources.ts readSidecar).
+ * OUT.manifest.json beside a documents file: the Python version(s) of the traces the documents
+ * came from (traces differ between versions) and how they were sampled. `ndbg data build`
+ * copies it into the data set manifest (src/data/sources.ts readSidecar).
  */
-function writeDocumentsSidecar(opts: GenerateOptions, pythons: string[], summary: GenerateSummary): void {
+export function writeDocumentsSidecar(
+  out: string,
+  info: { traces: TraceRecord[] | string[]; tracesFile?: string; generator: unknown; documents: number },
+): void {
+  const versions = [...new Set(info.traces.map((t) => (typeof t === 'string' ? t : (t as { python?: unknown }).python)).filter((v): v is string => typeof v === 'string'))].sort();
   const sidecar = {
     format: 'ndbg-ndl-docs/1',
-    python: pythons.length ? pythons.join(', ') : null,
-    traces: opts.traces,
-    traces_relative: path.relative(path.dirname(path.resolve(opts.out)), path.resolve(opts.traces)),
-    generator: { policy: opts.policy, seed: opts.seed, per_program: opts.perProgram, sampler: opts.config },
-    documents: summary.documents,
+    python: versions.length ? versions.join(', ') : null,
+    traces: info.tracesFile ?? null,
+    traces_relative: info.tracesFile ? path.relative(path.dirname(path.resolve(out)), path.resolve(info.tracesFile)) : null,
+    generator: info.generator,
+    documents: info.documents,
   };
-  replaceFileAtomic(`${opts.out}.manifest.json`, JSON.stringify(sidecar, null, 2) + '\n');
+  replaceFileAtomic(`${out}.manifest.json`, JSON.stringify(sidecar, null, 2) + '\n');
 }
 
 export interface CheckSummary {
