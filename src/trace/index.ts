@@ -5,11 +5,13 @@
  *
  *   traceProgram(program)            one program -> TraceRecord
  *   traceBatch(programs, {workers})  many programs -> TraceRecords, in input order
+ *   tracePrograms(programs, workers) the same collected into an array, with a progress bar
  *   runSandboxed(code)               run code as __main__ (no tracing) -> status/stdout/error
  *   checkAssertion(code, assertion)  CruxEval's `assert f(INPUT) == OUTPUT` harness
  *   new SandboxPool(workers, opts)   keep workers alive across calls (the functions above
  *                                    accept `pool` to reuse one)
  */
+import { Progress } from '../util/progress';
 import { SandboxOptions, SandboxPool, SandboxResult } from './pool';
 import type { ProgramRecord, RunStatus, TraceRecord } from './types';
 
@@ -89,6 +91,18 @@ export async function* traceBatch(
   } finally {
     if (!opts.pool) await pool.close();
   }
+}
+
+/** traceBatch collected in input order, with a progress bar on stderr (none when quiet). */
+export async function tracePrograms(programs: ProgramRecord[], workers = 1, quiet = false): Promise<TraceRecord[]> {
+  const progress = new Progress('trace', programs.length, process.stderr, quiet);
+  const out: TraceRecord[] = [];
+  for await (const t of traceBatch(programs, { workers })) {
+    out.push(t);
+    progress.tick(1);
+  }
+  progress.finish();
+  return out;
 }
 
 export interface ExecResult {
