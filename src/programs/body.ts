@@ -1,3 +1,5 @@
+// Over 300 lines on purpose: one statement production per function, all under the same Scope
+// rules, read side by side when tuning what the generator makes (docs/programs.md).
 import { constant, gen, strKey } from './exprs';
 import { expr, PREC, pyStr, wrap, type Expr, type Stmt, type Ty } from './ir';
 import { Scope } from './scope';

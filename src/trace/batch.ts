@@ -1,3 +1,5 @@
+// Over 300 lines on purpose: one job (`ndbg trace --input`) from input validation through resume,
+// shard selection and ordered output to its summary; each part is small and used only here.
 import * as fs from 'fs';
 import { z } from 'zod';
 import { UserError } from '../util/errors';

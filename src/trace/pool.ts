@@ -1,3 +1,5 @@
+// Over 300 lines on purpose: the Worker (one Python process: its pipe, answers and restart) and the
+// SandboxPool (queue, pipelining, watchdog) share one request/answer framing and each other's state.
 import { ChildProcessWithoutNullStreams, spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import { IsolationChoice, IsolationMode, resolveIsolation, workerCommand } from './isolation';

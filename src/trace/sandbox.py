@@ -1,3 +1,5 @@
+# Over 300 lines on purpose: the worker's per-program fork/wait/kill path and the helpers it calls
+# stay in one module so that path touches as little memory as it can (see below).
 """ndbg sandbox worker ("zygote"): imports the tracer once, then runs each program in a forked
 child: a fresh fork, or the shared session child for the programs purity.shareable admits.
 

@@ -1,3 +1,5 @@
+# Over 300 lines on purpose: all a forked child runs is built once in the worker before the first
+# fork (Runner), so it is one module the worker imports before forking.
 """The forked child's side of the sandbox worker (sandbox.py): reads its request from the
 worker's buffer, sets the per-program limits, runs the program (traced, or plain `exec`), and
 writes exactly one result line to the pool's pipe. A shared session child does the same for

@@ -1,3 +1,5 @@
+# Over 300 lines on purpose: the one file the sandbox child imports and that also runs as a script
+# for raw tracing; the Recorder and its settrace callbacks are one piece.
 """ndbg tracer: records one program run with sys.settrace (spec ndl.md sections 2-4).
 
 The program's code is executed as the module source
