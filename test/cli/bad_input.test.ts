@@ -83,6 +83,7 @@ const CASES: Array<[string[], RegExp]> = [
   [['programs', 'split', '--in', 'broken.jsonl', '--out-dir', 'splits'], /broken\.jsonl:2: invalid JSON/],
   [['programs', 'stats', '--in', 'nope.jsonl'], /nope\.jsonl/],
   [['report', '/nope'], /report: \/nope is not a directory/],
+  [['programs', 'pydocs', '--dir', '/nope', '--out', 'code.jsonl'], /--dir \/nope: no such directory/],
   [['quickstart', '--minutes', '1', '--bogus-flag'], /Unknown argument: bogus-flag/],
 ];
 

@@ -4,7 +4,7 @@ import * as path from 'path';
 import type { Argv, CommandModule } from 'yargs';
 import { loadConfig } from '../../util/config';
 import { UserError } from '../../util/errors';
-import { JsonlWriter } from '../../util/jsonl';
+import { AtomicJsonlWriter, JsonlWriter } from '../../util/jsonl';
 import { Progress } from '../../util/progress';
 import { withConfigOptions } from '../options';
 import { ProgramsConfigSchema } from '../../programs/config';
@@ -94,10 +94,15 @@ const generate: CommandModule = {
         write: (r) => writer.write(r),
         onProgress: (acc, cand) => bar.tick(acc - bar.count, { candidates: cand }),
       });
-    } finally {
+    } catch (e) {
+      // No partial output on failure (the records so far are not a corpus anyone asked for).
       writer.close();
+      fs.rmSync(partial, { force: true });
+      throw e;
+    } finally {
       await tracer.close();
     }
+    writer.close();
     bar.finish();
     fs.renameSync(partial, out);
     const summaryFile = (args.summary as string | undefined) ?? `${out}.summary.json`;
@@ -199,14 +204,19 @@ const pydocs: CommandModule = {
   handler: async (a) => {
     const args = a as Args;
     const skipped = { count: 0 };
-    const w = new JsonlWriter(`${args.out}.partial`, false);
+    if (!fs.existsSync(args.dir as string)) throw new UserError(`--dir ${args.dir}: no such directory`);
+    const w = new AtomicJsonlWriter(args.out as string);
     let n = 0;
-    for (const doc of pySourceDocuments(args.dir as string, { maxBytes: args['max-bytes'] as number, skipped })) {
-      w.write(doc);
-      n++;
+    try {
+      for (const doc of pySourceDocuments(args.dir as string, { maxBytes: args['max-bytes'] as number, skipped })) {
+        w.write(doc);
+        n++;
+      }
+      w.commit();
+    } catch (e) {
+      w.abort();
+      throw e;
     }
-    w.close();
-    fs.renameSync(`${args.out}.partial`, args.out as string);
     process.stdout.write(`wrote ${n} documents to ${args.out} (${skipped.count} skipped: too large or not UTF-8)\n`);
   },
 };
