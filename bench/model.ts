@@ -13,6 +13,7 @@ import { dataStreams, trainableLlama } from '../src/train/adapters';
 import { loadRunConfig, type ResolvedRun } from '../src/train/run_config';
 import { trainStep } from '../src/train/step';
 import { assetPath } from '../src/util/paths';
+import { median } from '../src/util/stats';
 
 /**
  * `npm run bench -- model`: training throughput (tokens/s, MFU) of the quickstart, tiny and small
@@ -45,10 +46,6 @@ function flag(args: string[], name: string): string | undefined {
   return a?.slice(name.length + 3);
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 /** Nominal fp32 peak of this CPU (documented assumption above), in GFLOP/s. */
 export function cpuPeakGflops(): { gflops: number; basis: string } {

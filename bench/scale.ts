@@ -7,6 +7,7 @@ import { readManifest } from '../src/data/manifest';
 import { exportHfCommand } from '../src/cli/commands/export-hf';
 import { trainFromConfig } from '../src/train/run';
 import { assetPath, packageRoot } from '../src/util/paths';
+import { median } from '../src/util/stats';
 
 /**
  * When to move to PyTorch (docs/scale-out.md): the same run config, data and step count trained
@@ -22,10 +23,6 @@ interface Line {
   tokens_per_s: number;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
-}
 
 function steadyTokensPerS(metricsFile: string): number {
   const lines = fs

@@ -8,6 +8,7 @@ import { SandboxPool } from '../src/trace/pool';
 import type { ProgramRecord } from '../src/trace/types';
 import type { CallRecord } from '../src/trace/index';
 import { defaultProgramsConfig, generateProgram } from '../src/programs/index';
+import { median } from '../src/util/stats';
 
 /**
  * `npm run bench -- trace`: sandboxed tracing throughput against raw in-process settrace on the
@@ -112,9 +113,8 @@ function round(x: number): number {
 
 type Run = Awaited<ReturnType<typeof sandboxed>>;
 
-function median(runs: Run[], key: 'programs_per_s' | 'programs_per_cpu_s_worker'): number {
-  const xs = runs.map((r) => r[key]).sort((a, b) => a - b);
-  return xs[Math.floor(xs.length / 2)];
+function medianOf(runs: Run[], key: 'programs_per_s' | 'programs_per_cpu_s_worker'): number {
+  return median(runs.map((r) => r[key]));
 }
 
 /** The first input of each of `n` generated programs (seed 1, default generator config). */
@@ -158,8 +158,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const rawCpuRate = (rawBefore.programs + rawAfter.programs) / (rawBefore.cpu_seconds + rawAfter.cpu_seconds);
   const rawEvents = (rawBefore.events + rawAfter.events) / (rawBefore.seconds + rawAfter.seconds);
   const main = shared[modes[0]];
-  const mainCpu = median(main, 'programs_per_cpu_s_worker');
-  const summary = (runs: Run[]) => ({ programs_per_s: median(runs, 'programs_per_s'), programs_per_cpu_s_worker: median(runs, 'programs_per_cpu_s_worker'), runs });
+  const mainCpu = medianOf(main, 'programs_per_cpu_s_worker');
+  const summary = (runs: Run[]) => ({ programs_per_s: medianOf(runs, 'programs_per_s'), programs_per_cpu_s_worker: medianOf(runs, 'programs_per_cpu_s_worker'), runs });
   return {
     source: path.basename(source),
     programs: programs.length,
@@ -182,7 +182,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     isolation: modes[0],
     ratio_sandbox_to_raw_cpu: round(mainCpu / rawCpuRate),
     ratio_sandbox_to_naive_fork_cpu: round(mainCpu / forkCpuRate),
-    ratio_sandbox_to_fork_each_cpu: round(mainCpu / median(forkEach, 'programs_per_cpu_s_worker')),
+    ratio_sandbox_to_fork_each_cpu: round(mainCpu / medianOf(forkEach, 'programs_per_cpu_s_worker')),
     target_programs_per_s_per_core: 500,
     cruxeval_check: { normal: main[0].normal, output_match: main[0].output_match, of: programs.length },
     shared_vs_fork_each: {

@@ -14,6 +14,7 @@ import { trainStep } from '../src/train/step';
 import { readMetrics } from '../src/train/metrics';
 import type { TokenBatch } from '../src/data/batch';
 import { assetPath } from '../src/util/paths';
+import { median } from '../src/util/stats';
 
 /**
  * Trainer overhead on the tiny config, measured side by side in one process:
@@ -128,10 +129,6 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   }
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.floor(s.length / 2)] : NaN;
-}
 
 function pickConfig(): string {
   const tiny = assetPath('configs/tiny.json');
