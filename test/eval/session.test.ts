@@ -16,6 +16,7 @@ import { resolveModelConfig } from '../../src/model/config';
 import { LlamaModel } from '../../src/model/model';
 import { Tokenizer } from '../../src/tokenizer';
 import type { TraceRecord } from '../../src/trace/types';
+import type { Direction } from '../../src/debugger';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'eval', 'debug');
 const ROOT = path.join(__dirname, '..', '..');
@@ -169,7 +170,7 @@ describe('DebugSession with the oracle (a perfect model)', () => {
 });
 
 describe('DebugSession errors', () => {
-  const session = (direction: 'forward' | 'inverse') =>
+  const session = (direction: Direction) =>
     new DebugSession({ ...COUNT, completer: new OracleCompleter(COUNT.trace), direction, verify: true });
 
   it('names unknown commands, commands of the other direction and bad arguments', async () => {
