@@ -122,14 +122,8 @@ export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: 
   });
 }
 
-/**
- * Cross-entropy over positions weighted by `weights` (a loss mask): the weighted mean, or with
- * reduction 'sum' the weighted sum (what the trainer adds up over micro-batches), with a
- * hand-written gradient (softmax − onehot)·scale so backward does not differentiate through
- * log-softmax. logits [N, V]; targets and weights are host arrays of length N. Σw = 0 gives 0.
- */
-export function weightedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, weights: Float32Array, reduction: 'mean' | 'sum' = 'mean'): tf.Scalar {
-  const [N, V] = logits.shape;
+/** Per-row loss scales (weight/Σw for the mean, the weight for the sum) and flat target indices; checks targets. */
+function lossScales(N: number, V: number, targets: Int32Array, weights: Float32Array, reduction: 'mean' | 'sum'): { scale: Float32Array; flat: Int32Array } {
   let total = 0;
   for (let i = 0; i < N; i++) total += weights[i];
   const scale = new Float32Array(N);
@@ -139,28 +133,75 @@ export function weightedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, w
     if (targets[i] < 0 || targets[i] >= V) throw new Error(`target token ${targets[i]} at position ${i} is outside the vocabulary (${V})`);
     flat[i] = i * V + targets[i];
   }
+  return { scale, flat };
+}
+
+/**
+ * Σ scale·CE over rows of logits [N, V] and G = softmax − onehot (the gradient before the row
+ * scale). On tensorflow one fused op gives the per-row losses and G in one pass; elsewhere one
+ * exp pass: log-sum-exp comes from the softmax's sum.
+ */
+function xent(lg: tf.Tensor2D, targets: Int32Array, scale: Float32Array, flat: Int32Array): [tf.Tensor2D, tf.Scalar] {
+  const [N, V] = lg.shape;
+  return tf.tidy(() => {
+    const fused = sparseSoftmaxCrossEntropy(lg, tf.tensor1d(targets, 'int32'));
+    if (fused) return [fused.backprop, tf.sum(tf.mul(fused.loss, tf.tensor1d(scale)))] as [tf.Tensor2D, tf.Scalar];
+    const m = tf.max(lg, 1, true);
+    const e = tf.exp(tf.sub(lg, m));
+    const z = tf.sum(e, 1, true);
+    const lse = tf.reshape(tf.add(m, tf.log(z)), [N]);
+    const picked = tf.gather(tf.reshape(lg, [-1]), tf.tensor1d(flat, 'int32'));
+    // int32 then cast: tfjs-wasm 4.22's OneHot writes int bit patterns into float32 outputs.
+    const onehot = tf.cast(tf.oneHot(tf.tensor1d(targets, 'int32'), V), 'float32');
+    return [tf.sub(tf.div(e, z), onehot), tf.sum(tf.mul(tf.sub(lse, picked), tf.tensor1d(scale)))] as [tf.Tensor2D, tf.Scalar];
+  });
+}
+
+/**
+ * Cross-entropy over positions weighted by `weights` (a loss mask): the weighted mean, or with
+ * reduction 'sum' the weighted sum (what the trainer adds up over micro-batches), with a
+ * hand-written gradient (softmax − onehot)·scale so backward does not differentiate through
+ * log-softmax. logits [N, V]; targets and weights are host arrays of length N. Σw = 0 gives 0.
+ */
+export function weightedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, weights: Float32Array, reduction: 'mean' | 'sum' = 'mean'): tf.Scalar {
+  const [N, V] = logits.shape;
+  const { scale, flat } = lossScales(N, V, targets, weights, reduction);
   const ce = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    const lg = args[0] as tf.Tensor2D;
     const save = args[1] as tf.GradSaveFunc;
-    // On tensorflow one fused op gives the per-row losses and softmax − onehot (the gradient
-    // before scaling) in one pass; elsewhere one exp pass: the softmax is kept for the
-    // backward pass, log-sum-exp comes from its sum.
-    const [saved, value] = tf.tidy(() => {
-      const fused = sparseSoftmaxCrossEntropy(lg, tf.tensor1d(targets, 'int32'));
-      if (fused) return [fused.backprop, tf.sum(tf.mul(fused.loss, tf.tensor1d(scale)))];
-      const m = tf.max(lg, 1, true);
-      const e = tf.exp(tf.sub(lg, m));
-      const z = tf.sum(e, 1, true);
-      const lse = tf.reshape(tf.add(m, tf.log(z)), [N]);
-      const picked = tf.gather(tf.reshape(lg, [-1]), tf.tensor1d(flat, 'int32'));
-      const probs = tf.div(e, z);
-      // int32 then cast: tfjs-wasm 4.22's OneHot writes int bit patterns into float32 outputs.
-      const onehot = tf.cast(tf.oneHot(tf.tensor1d(targets, 'int32'), V), 'float32');
-      return [tf.sub(probs, onehot), tf.sum(tf.mul(tf.sub(lse, picked), tf.tensor1d(scale)))];
-    });
-    save([saved]);
+    const [g, value] = xent(args[0] as tf.Tensor2D, targets, scale, flat);
+    save([g]);
     const gradFunc = (dy: tf.Tensor, s: tf.Tensor[]) => tf.tidy(() => tf.mul(s[0], tf.mul(tf.reshape(tf.tensor1d(scale), [N, 1]), dy)));
     return { value, gradFunc };
   });
   return ce(logits) as tf.Scalar;
+}
+
+/**
+ * The output head and weightedCrossEntropy as one op: logits = h·wᵀ with the tied embedding
+ * w [V, d], or h·w with lm_head w [d, V]. Same value and gradient as the two composed, but the
+ * per-row loss scale is applied to the [N, d] factors of the two gradient matmuls instead of to
+ * the [N, V] logits gradient: one pass fewer over the step's largest tensor.
+ */
+export function headCrossEntropy(h: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, targets: Int32Array, weights: Float32Array, reduction: 'mean' | 'sum' = 'mean'): tf.Scalar {
+  const N = h.shape[0];
+  const V = tied ? w.shape[0] : w.shape[1];
+  const { scale, flat } = lossScales(N, V, targets, weights, reduction);
+  const ce = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    const [hi, wi] = args as [tf.Tensor2D, tf.Tensor2D];
+    const save = args[2] as tf.GradSaveFunc;
+    const logits = (tied ? tf.matMul(hi, wi, false, true) : tf.matMul(hi, wi)) as tf.Tensor2D;
+    const [g, value] = xent(logits, targets, scale, flat);
+    logits.dispose();
+    save([g, hi, wi]);
+    const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) =>
+      tf.tidy(() => {
+        const [sg, sh, sw] = saved;
+        const rowScale = tf.mul(tf.reshape(tf.tensor1d(scale), [N, 1]), dy);
+        const dh = tf.mul(tied ? tf.matMul(sg, sw) : tf.matMul(sg, sw, false, true), rowScale);
+        const dw = tied ? tf.matMul(sg, tf.mul(sh, rowScale), true, false) : tf.matMul(tf.mul(sh, rowScale), sg, true, false);
+        return [dh, dw];
+      });
+    return { value, gradFunc };
+  });
+  return ce(h, w) as tf.Scalar;
 }

@@ -5,7 +5,7 @@ import { UserError } from '../util/errors';
 import { ModelConfig, headDim, parameterShapes } from './config';
 import { NamedTensor, TensorMap } from './safetensors';
 import { registerGradients } from './gradients';
-import { applyRope, attention, attentionBias, rmsNorm, ropeTables, silu, weightedCrossEntropy } from './layers';
+import { applyRope, attention, attentionBias, headCrossEntropy, rmsNorm, ropeTables, silu } from './layers';
 
 /**
  * A Llama-style decoder-only transformer in tfjs ops:
@@ -232,7 +232,8 @@ export class LlamaModel {
     const docIds = batch.docIds && Array.from({ length: B }, (_, b) => batch.docIds!.subarray(b * w, b * w + T));
     return tf.tidy(() => {
       const { h } = this.hidden(tf.tensor2d(inputs, [B, T], 'int32'), docIds);
-      return weightedCrossEntropy(this.head(h), targets, weights, reduction);
+      const tied = this.config.tie_embeddings;
+      return headCrossEntropy(h, this.p(tied ? 'model.embed_tokens.weight' : 'lm_head.weight') as tf.Tensor2D, tied, targets, weights, reduction);
     });
   }
 

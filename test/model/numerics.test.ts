@@ -66,8 +66,11 @@ describe.each(backendsUnderTest())('model numerics on %s', (backend) => {
     m.dispose();
   });
 
-  test('gradients match finite differences of the float64 reference loss', () => {
-    const c = testConfig({ d_model: 16, d_ff: 24, vocab_size: 13 });
+  test.each([
+    ['untied', false],
+    ['tied', true],
+  ])('gradients match finite differences of the float64 reference loss (%s head)', (_name, tied) => {
+    const c = testConfig({ d_model: 16, d_ff: 24, vocab_size: 13, tie_embeddings: tied });
     const m = testModel(c, 7);
     const rng = Rng.from(9, 'grad');
     const ids = randomIds(rng, 2, 7, c.vocab_size);
