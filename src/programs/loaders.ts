@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { ProgramRecord } from './types';
 import { UserError } from '../util/errors';
-import { readJsonl } from '../util/jsonl';
+import { invalidLine, readJsonl, skippingInvalid } from '../util/jsonl';
 
 /**
  * Corpus loaders. Program corpora become ProgramRecords `{id, code, input, entry?, output?}`;
@@ -19,10 +19,22 @@ export interface TextDocument {
 const IDENT = /^[A-Za-z_]\w*$/;
 const MAX_PROBLEMS_SHOWN = 10;
 
-function fail(file: string, problems: string[]): never {
+/**
+ * Every problem at once in one UserError; under --skip-invalid the bad lines are skipped and
+ * counted instead (the caller has left them out).
+ */
+function failUnlessSkipping(file: string, problems: string[]): void {
+  if (!problems.length) return;
+  if (!skippingInvalid()) fail(file, problems, ' (pass --skip-invalid to skip such lines)');
+  for (const p of problems) invalidLine(`${file}: ${p}`);
+}
+
+function fail(file: string, problems: string[], hint = ''): never {
+  // One problem: one line, `file:N: what` like every other bad input line.
+  if (problems.length === 1) throw new UserError(`${file}${problems[0].replace(/^line (\d+): /, ':$1: ').replace(/^(?!:)/, ': ')}${hint}`);
   const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).map((p) => `  ${p}`);
   const more = problems.length > MAX_PROBLEMS_SHOWN ? [`  ... and ${problems.length - MAX_PROBLEMS_SHOWN} more`] : [];
-  throw new UserError(`${file}: ${problems.length} malformed record${problems.length === 1 ? '' : 's'}:\n${[...shown, ...more].join('\n')}`);
+  throw new UserError(`${file}: ${problems.length} malformed record${problems.length === 1 ? '' : 's'}${hint}:\n${[...shown, ...more].join('\n')}`);
 }
 
 function exists(file: string, what: string): void {
@@ -48,7 +60,7 @@ export async function loadCruxEvalJsonl(file: string): Promise<ProgramRecord[]> 
   const out: ProgramRecord[] = [];
   const problems: string[] = [];
   const ids = new Map<string, number>();
-  for await (const line of readJsonl<Record<string, unknown>>(file)) {
+  for await (const line of readJsonl<Record<string, unknown>>(file, { invalid: 'yield' })) {
     if (line.error) {
       problems.push(`line ${line.lineNumber}: invalid JSON`);
       continue;
@@ -63,11 +75,14 @@ export async function loadCruxEvalJsonl(file: string): Promise<ProgramRecord[]> 
     if (v.entry !== undefined) rec.entry = v.entry as string;
     if (v.output !== undefined) rec.output = v.output as string;
     const prev = ids.get(rec.id);
-    if (prev !== undefined) problems.push(`line ${line.lineNumber}: duplicate id "${rec.id}" (first on line ${prev})`);
-    else ids.set(rec.id, line.lineNumber);
+    if (prev !== undefined) {
+      problems.push(`line ${line.lineNumber}: duplicate id "${rec.id}" (first on line ${prev})`);
+      continue;
+    }
+    ids.set(rec.id, line.lineNumber);
     out.push(rec);
   }
-  if (problems.length) fail(file, problems);
+  failUnlessSkipping(file, problems);
   return out;
 }
 
@@ -88,11 +103,11 @@ export async function loadPyDirectory(dir: string, callsFile: string): Promise<P
   const entries: Array<{ where: string; value: unknown }> = [];
   if (callsFile.endsWith('.jsonl')) {
     const bad: string[] = [];
-    for await (const line of readJsonl(callsFile)) {
+    for await (const line of readJsonl(callsFile, { invalid: 'yield' })) {
       if (line.error) bad.push(`line ${line.lineNumber}: invalid JSON`);
       else entries.push({ where: `line ${line.lineNumber}`, value: line.value });
     }
-    if (bad.length) fail(callsFile, bad);
+    failUnlessSkipping(callsFile, bad);
   } else {
     let arr: unknown;
     try {
