@@ -58,6 +58,8 @@ function checkParts(parts: string[], manifests: Manifest[]): void {
       differs(`sources.${s.name}.packing.mode`, packModeOf(f), packModeOf(s));
       // Traces differ between Python versions (3.12 inlines comprehensions): never mix them.
       if (f.python !== null && s.python !== null) differs(`sources.${s.name}.python`, f.python, s.python);
+      // Documents sampled with another sampler config are another data set, not another shard.
+      differs(`sources.${s.name}.generator`, f.generator ?? null, s.generator ?? null);
     }
   });
   if (problems.length) throw new UserError(`data merge: the parts were not built alike:\n${problems.join('\n')}`);
@@ -152,6 +154,18 @@ class ShardSink {
   }
 }
 
+/** Each part's sidecar (the stage manifest next to its input: per-shard counts and paths), kept side by side. */
+function mergedSidecar(parts: ManifestSource['sidecar'][]): ManifestSource['sidecar'] {
+  const present = parts.filter((p): p is NonNullable<typeof p> => p !== null);
+  if (!present.length) return null;
+  return { file: present.map((p) => p.file).join(', '), content: { merged_parts: present.map((p) => p.content) } };
+}
+
+/** A path recorded relative to one data set directory, made relative to another. */
+function rebase(fromDir: string, relative: string, toDir: string): string {
+  return path.relative(path.resolve(toDir), path.resolve(fromDir, relative)) || '.';
+}
+
 function prepareOut(opts: MergeOptions): void {
   const out = path.resolve(opts.out);
   for (const p of opts.parts) if (path.resolve(p) === out) throw new UserError(`data merge: --out ${opts.out} is one of the parts; choose a new directory`);
@@ -204,10 +218,13 @@ export function mergeDatasets(opts: MergeOptions): Manifest {
     const train = splitSummary('train');
     const val = splitSummary('val');
     const paths = [...new Set(manifests.map((m) => m.sources[si].path))];
+    const relative = [...new Set(manifests.flatMap((m, k) => (m.sources[si].relativePath === undefined ? [] : [rebase(opts.parts[k], m.sources[si].relativePath!, opts.out)])))];
     const merged: ManifestSource = {
       ...s0,
       path: paths.join(', '),
+      ...(relative.length ? { relativePath: relative.join(', ') } : {}),
       python: manifests.map((m) => m.sources[si].python).find((p) => p !== null) ?? null,
+      sidecar: mergedSidecar(manifests.map((m) => m.sources[si].sidecar)),
       train,
       val,
     };
@@ -225,7 +242,9 @@ export function mergeDatasets(opts: MergeOptions): Manifest {
     }
     return merged;
   });
-  const manifest: Manifest = { ...first, sources };
+  const tokenizer = { ...first.tokenizer };
+  if (tokenizer.relativePath !== undefined) tokenizer.relativePath = rebase(opts.parts[0], tokenizer.relativePath, opts.out);
+  const manifest: Manifest = { ...first, tokenizer, sources };
   writeManifest(opts.out, manifest);
   return manifest;
 }

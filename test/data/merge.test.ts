@@ -46,7 +46,7 @@ function writeLines(file: string, lines: string[]): string {
 
 /** The manifest without the source paths, which name each build's own input files. */
 function withoutPaths(m: Manifest) {
-  return { ...m, sources: m.sources.map((s) => ({ ...s, path: '' })) };
+  return { ...m, sources: m.sources.map((s) => ({ ...s, path: '', relativePath: '' })) };
 }
 
 describe('data merge', () => {
@@ -88,6 +88,8 @@ describe('data merge', () => {
 
     expect(withoutPaths(merged)).toEqual(withoutPaths(want));
     expect(readManifest(out)).toEqual(merged);
+    // Recorded paths still lead to the parts' inputs from the merged directory.
+    expect(merged.sources[0].relativePath).toBe(parts.map((p) => path.relative(out, path.join(path.dirname(p), `in-${p.slice(-1)}`, 'ndl.jsonl'))).join(', '));
     for (const s of want.sources) {
       for (const sh of [...s.train.shards, ...s.val.shards]) {
         expect(fs.readFileSync(path.join(out, sh.file)).equals(fs.readFileSync(path.join(single, sh.file)))).toBe(true);

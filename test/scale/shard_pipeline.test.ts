@@ -53,10 +53,16 @@ describe('data at scale: shard tasks under Slurm and Kubernetes variables, then 
 
     // One machine, the same documents in shard order: byte-identical.
     fs.writeFileSync(at('docs-concatenated.jsonl'), [0, 1, 2].map((i) => fs.readFileSync(at(`work/docs-0000${i}.jsonl`), 'utf8')).join(''));
+    // ...with the sidecar `ndbg ndl` would have written for them (same sampler, all documents).
+    const sidecars = [0, 1, 2].map((i) => JSON.parse(fs.readFileSync(at(`work/docs-0000${i}.jsonl.manifest.json`), 'utf8')) as { documents: number });
+    fs.writeFileSync(at('docs-concatenated.jsonl.manifest.json'), JSON.stringify({ ...sidecars[0], documents: sidecars.reduce((a, c) => a + c.documents, 0) }));
     ndbg(['data', 'build', '--source', `ndl=${at('docs-concatenated.jsonl')}:ndl`, '--tokenizer', tokenizer, '--seq-len', '256', '--quiet', '--out', at('single'), ...build]);
     const merged = readManifest(at('merged'));
     const single = readManifest(at('single'));
-    const noPaths = (m: Manifest) => ({ ...m, sources: m.sources.map((s) => ({ ...s, path: '' })) });
+    const noPaths = (m: Manifest) => ({ ...m, sources: m.sources.map((s) => ({ ...s, path: '', relativePath: '', sidecar: null })) });
+    expect(merged.sources[0].generator).toEqual(single.sources[0].generator);
+    expect(merged.sources[0].python).toBe(single.sources[0].python);
+    expect((merged.sources[0].sidecar!.content.merged_parts as unknown[]).length).toBe(3);
     expect(noPaths(merged)).toEqual(noPaths(single));
     expect(single.sources[0].train.shards.length).toBeGreaterThan(1);
     for (const sh of [...single.sources[0].train.shards, ...single.sources[0].val.shards]) {
