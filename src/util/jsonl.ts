@@ -35,12 +35,17 @@ export function skippedLines(): { count: number; examples: string[] } {
 }
 
 /**
- * Streams a JSONL file line by line; blank lines are skipped. A line that is not JSON goes to
- * invalidLine (an error, or skipped under --skip-invalid); `invalid: 'yield'` hands it to the
- * caller instead, as `{lineNumber, error}`.
+ * Streams a JSONL file (or a named stream such as stdin) line by line; blank lines are skipped.
+ * A line that is not JSON goes to invalidLine (an error, or skipped under --skip-invalid);
+ * `invalid: 'yield'` hands it to the caller instead, as `{lineNumber, error}`.
  */
-export async function* readJsonl<T = unknown>(file: string, opts: { invalid?: 'policy' | 'yield' } = {}): AsyncGenerator<JsonlLine<T>> {
-  const rl = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
+export async function* readJsonl<T = unknown>(
+  source: string | { stream: NodeJS.ReadableStream; name: string },
+  opts: { invalid?: 'policy' | 'yield' } = {},
+): AsyncGenerator<JsonlLine<T>> {
+  const file = typeof source === 'string' ? source : source.name;
+  const input = typeof source === 'string' ? fs.createReadStream(source, 'utf8') : source.stream;
+  const rl = readline.createInterface({ input, crlfDelay: Infinity });
   let lineNumber = 0;
   for await (const line of rl) {
     lineNumber++;

@@ -1,5 +1,4 @@
 import * as fs from 'fs';
-import * as readline from 'readline';
 import type { Argv, CommandModule } from 'yargs';
 import { samplerConfigSchema } from '../../ndl/config';
 import { checkRoundTrips, generateDocuments } from '../../ndl/run';
@@ -8,6 +7,7 @@ import type { TokenCounter } from '../../ndl/sampler';
 import { Tokenizer } from '../../tokenizer';
 import { loadConfig } from '../../util/config';
 import { UserError } from '../../util/errors';
+import { invalidLine, readJsonl } from '../../util/jsonl';
 import { withConfigOptions } from '../options';
 
 /**
@@ -124,23 +124,12 @@ interface DocLine {
 async function findDocument(file: string | undefined, id: string | undefined, doc: number | undefined): Promise<DocLine> {
   if (file !== undefined && !fs.existsSync(file)) throw new UserError(`--docs ${file}: no such file`);
   const name = file ?? '(stdin)';
-  const input = file !== undefined ? fs.createReadStream(file, 'utf8') : process.stdin;
-  const rl = readline.createInterface({ input, crlfDelay: Infinity });
-  let n = 0;
-  for await (const line of rl) {
-    n++;
-    if (line.trim() === '') continue;
-    let rec: DocLine;
-    try {
-      rec = JSON.parse(line) as DocLine;
-    } catch (e) {
-      throw new UserError(`${name}:${n}: invalid JSON (${(e as Error).message})`);
+  for await (const { lineNumber, value: rec } of readJsonl<DocLine>(file ?? { stream: process.stdin, name })) {
+    if (typeof rec?.id !== 'string' || typeof rec.text !== 'string') {
+      invalidLine(`${name}:${lineNumber}: not a document record (needs string id and text)`);
+      continue;
     }
-    if (typeof rec?.id !== 'string' || typeof rec.text !== 'string') throw new UserError(`${name}:${n}: not a document record (needs string id and text)`);
-    if ((id === undefined || rec.id === id) && (doc === undefined || rec.doc === doc)) {
-      rl.close();
-      return rec;
-    }
+    if ((id === undefined || rec.id === id) && (doc === undefined || rec.doc === doc)) return rec;
   }
   throw new UserError(`${name}: no document${id !== undefined ? ` with id ${id}` : ''}${doc !== undefined ? ` and doc ${doc}` : ''}`);
 }
