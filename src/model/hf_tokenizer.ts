@@ -111,7 +111,6 @@ export function hfTokenizerFiles(modelFile: string, maxLength: number): HfTokeni
     ...named,
     // No unk_token: declaring "<unk>" would make transformers add it as a token matched in text.
     additional_special_tokens: others,
-    extra_special_tokens: others,
     added_tokens_decoder: Object.fromEntries(special.map(({ id, ...t }) => [String(id), t])),
     add_bos_token: false,
     add_eos_token: false,
