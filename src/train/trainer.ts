@@ -93,38 +93,37 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   const stop = stopOnSignal();
   try {
     while (c.step < budget.horizon && !stop.requested) {
-      const t0 = performance.now();
+      // batch
+      const stepStart = performance.now();
       const micro: TokenBatch[] = [];
       for (let i = 0; i < cfg.grad_accum; i++) micro.push(stream.next());
+      // step
       const lr = lrAt(o.optim.schedule, c.step, budget.horizon);
-      const tc = performance.now();
+      const computeStart = performance.now();
       last = trainStep(model, opt, micro, { lr, gradClip: o.optim.grad_clip });
       const stepEnd = performance.now();
-      seconds.compute += (stepEnd - tc) / 1000;
+      seconds.compute += (stepEnd - computeStart) / 1000;
       countStep(c, last);
-
-      let valLoss: number | undefined;
-      if (valBatches.length && (c.step % cfg.eval_every === 0 || c.step === budget.horizon)) {
-        const te = performance.now();
-        valLoss = lastVal = evalLoss(model, valBatches).loss;
-        seconds.eval += (performance.now() - te) / 1000;
-      }
-      const rec = metricsRecord(c, last, { lr, valLoss, backend: deps.backend, stepS: (stepEnd - t0) / 1000, computeS: (stepEnd - tc) / 1000, elapsedS: elapsed() });
+      // eval
+      const evalDue = valBatches.length > 0 && (c.step % cfg.eval_every === 0 || c.step === budget.horizon);
+      const valLoss = evalDue ? (lastVal = timed(seconds, 'eval', () => evalLoss(model, valBatches).loss)) : undefined;
+      // metrics
+      const rec = metricsRecord(c, last, { lr, valLoss, backend: deps.backend, stepS: (stepEnd - stepStart) / 1000, computeS: (stepEnd - computeStart) / 1000, elapsedS: elapsed() });
       if (cfg.peak_flops > 0 && model.flopsPerToken > 0) rec.mfu = (model.flopsPerToken * rec.tokens_per_s) / cfg.peak_flops;
       metrics.write(rec);
       maybeKillAfterStep(c.step); // crash tests only (fault.ts)
       if (c.step % cfg.log_every === 0 || c.step === budget.horizon) bar.tick(c.step - startStep - bar.count, progressFields(rec, model.flopsPerToken));
       checkBadSteps(c, cfg);
 
+      // time budget
       const change = budget.afterStep(c.step, performance.now());
       if (change) log(change.message);
       if (change?.kind === 'fitted') bar.setTotal(change.horizon - startStep);
 
+      // checkpoint
       const periodic = cfg.checkpoint_every > 0 && c.step % cfg.checkpoint_every === 0;
       if (periodic || c.step === budget.horizon || stop.requested) {
-        const tk = performance.now();
-        saveCheckpoint(deps, o, opt, c, stream, { horizon: budget.horizon, elapsedS: elapsed() });
-        seconds.checkpoint += (performance.now() - tk) / 1000;
+        timed(seconds, 'checkpoint', () => saveCheckpoint(deps, o, opt, c, stream, { horizon: budget.horizon, elapsedS: elapsed() }));
       }
     }
   } finally {
@@ -147,6 +146,16 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
     tokens: c.tokensSeen,
     stoppedBySignal,
   };
+}
+
+/** fn(), its wall seconds added to seconds[what]. */
+function timed<T>(seconds: Record<'eval' | 'checkpoint', number>, what: 'eval' | 'checkpoint', fn: () => T): T {
+  const start = performance.now();
+  try {
+    return fn();
+  } finally {
+    seconds[what] += (performance.now() - start) / 1000;
+  }
 }
 
 function makeOptimizer(model: TrainableModel, optim: OptimConfig): AdamW {
