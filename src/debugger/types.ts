@@ -2,22 +2,19 @@
  * The state tree and action types shared by the oracle (src/debugger), the NDL formatter,
  * sampler and parser (src/ndl) and the evaluator (src/eval). Spec: ndl.md §4.
  */
+import type { TraceEvent } from '../trace/types';
 import type { ActionKind, Direction, ExitKind, NdlEvent } from './vocabulary';
 
-export interface StateNode {
+/**
+ * One state: the frame of the trace event it was built from (depth, invocation, line, src,
+ * locals, value: src/trace/types.ts; every node carries its locals, also return/exception nodes,
+ * and `value` is set on (inv_)return/(inv_)exception nodes only), under the tree's own event.
+ */
+export interface StateNode extends Pick<TraceEvent, 'depth' | 'invocation' | 'line' | 'src' | 'locals' | 'value'> {
   /** Position in StateTree.nodes. */
   index: number;
   /** Forward trees use call/line/return/exception; inverse trees the inv_* events. */
   event: NdlEvent;
-  depth: number;
-  invocation: number;
-  line: number;
-  /** Source line text; the `def` line for (inv_)call nodes. */
-  src: string;
-  /** The frame's locals (repr strings, f_locals order); every node carries them, also return/exception nodes. */
-  locals: Record<string, string>;
-  /** repr of the return value or exception for (inv_)return/(inv_)exception nodes; null otherwise and for a return caused by an exception. */
-  value: string | null;
   /** Index of the TraceEvent this node was built from (inv_line_call copies point at the same line event). */
   traceIndex: number;
 }
