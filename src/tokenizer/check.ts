@@ -1,6 +1,5 @@
 import { SPECIAL_TOKENS } from '../ndl/tokens';
-import { UserError } from '../util/errors';
-import { readJsonl } from '../util/jsonl';
+import { invalidLine, readJsonl } from '../util/jsonl';
 import { round } from './evaluate';
 import type { Tokenizer } from './index';
 
@@ -44,9 +43,11 @@ export async function checkDocuments(tok: Tokenizer, file: string, field: string
     batch = [];
   };
   for await (const line of readJsonl<Record<string, unknown>>(file)) {
-    if (line.error) throw new UserError(line.error);
     const text = line.value?.[field];
-    if (typeof text !== 'string') throw new UserError(`${file}:${line.lineNumber}: field "${field}" is missing or not a string`);
+    if (typeof text !== 'string') {
+      invalidLine(`${file}:${line.lineNumber}: field "${field}" is missing or not a string`);
+      continue;
+    }
     const id = line.value?.id;
     batch.push({ id: `${typeof id === 'string' ? id : 'line'}:${line.lineNumber}`, text });
     if (batch.length >= 512) await flush();
