@@ -31,6 +31,8 @@ import { median } from '../src/util/stats';
  * AVX-512 (2 FMA units × 16 lanes × 2), 32 with AVX2+FMA); FLOPs per token are
  * modelStats().trainFlopsPerToken (6·N_matmul + 12·L·d·T), the formula the torch script uses.
  *
+ * Shapes run one after another; on each, PyTorch and every backend run back to back.
+ *
  * Flags (--name=value): --backends=tensorflow,wasm --shapes=quickstart,tiny,small --steps=N
  * --warmup=N --torch=venv,debian|none --torch-python=PATH (adds a peer)
  */
@@ -190,31 +192,37 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         ...extra,
       });
     };
-    // PyTorch first, then each backend: the same machine state for all, minutes apart at most.
-    for (const peer of peers(args)) {
-      for (const s of shapes) {
+    // Interleaved by shape (PyTorch, then each backend, then the next shape), so the frameworks
+    // compared on one shape ran seconds apart: on a shared machine the load moves over minutes.
+    const started: Record<string, { choice: string; detail: string; matmul: number } | undefined> = {};
+    const torchDone = new Set<string>();
+    for (const s of shapes) {
+      for (const peer of peers(args)) {
+        if (torchDone.has(peer.name)) continue;
         process.stderr.write(`${peer.name} ${s}...\n`);
         const r = torchRun(peer, runs[s].model, steps, warmup);
         if (typeof r === 'string') {
           skipped.push(`${peer.name}: ${r}`);
-          break;
+          torchDone.add(peer.name);
+          continue;
         }
         row(peer.name, s, Number(r.median_step_s), { torch: r.torch, blas: r.blas, threads: r.threads, loss: r.loss });
       }
-    }
-    for (const b of backends) {
-      let info;
-      try {
-        info = await initBackend(b as BackendChoice, (l) => process.stderr.write(`${l}\n`));
-      } catch (e) {
-        skipped.push(`ndbg/${b}: ${(e as Error).message}`);
-        continue;
-      }
-      const mm = matmulGflops();
-      for (const s of shapes) {
-        process.stderr.write(`ndbg/${info.choice} ${s}: ${steps} steps...\n`);
+      for (const b of backends) {
+        if (b in started && !started[b]) continue;
+        let info;
+        try {
+          info = await initBackend(b as BackendChoice, (l) => process.stderr.write(`${l}\n`));
+        } catch (e) {
+          skipped.push(`ndbg/${b}: ${(e as Error).message}`);
+          started[b] = undefined;
+          continue;
+        }
+        started[b] ??= { choice: info.choice, detail: info.detail, matmul: matmulGflops() };
+        const st = started[b]!;
+        process.stderr.write(`ndbg/${st.choice} ${s}: ${steps} steps...\n`);
         const r = ndbgSteps(runs[s], steps, warmup);
-        row(`ndbg/${info.choice}`, s, r.stepS, { backend: info.detail, tf_version: info.choice.startsWith('tensorflow') ? tfVersion() : undefined, matmul_1024_gflops: +mm.toFixed(1), loss: +r.loss.toFixed(4) });
+        row(`ndbg/${st.choice}`, s, r.stepS, { backend: st.detail, tf_version: st.choice.startsWith('tensorflow') ? tfVersion() : undefined, matmul_1024_gflops: +st.matmul.toFixed(1), loss: +r.loss.toFixed(4) });
       }
     }
   } finally {
