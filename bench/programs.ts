@@ -2,7 +2,7 @@ import { defaultProgramsConfig } from '../src/programs/config';
 import { generateProgram } from '../src/programs/generator';
 import { codeFacts } from '../src/programs/normalize';
 import { generateCorpus } from '../src/programs/pipeline';
-import { rawTracer, sandboxTracer } from '../src/programs/tracers';
+import { rawTracer, sandboxTracer } from '../src/trace/tracers';
 import type { ClosableTracer } from '../src/programs/types';
 
 /**

@@ -25,6 +25,7 @@ import { DebugSession } from '../eval/session';
 import { ALL_ACTIONS, makeTasks } from '../eval/tasks';
 import { renderReport } from '../train/report';
 import { listCheckpoints } from '../train/checkpoint_dir';
+import { readMetrics } from '../train/metrics';
 import { trainFromConfig } from '../train/run';
 import { traceProgram } from '../trace';
 import type { TraceRecord } from '../trace/types';
@@ -51,13 +52,9 @@ export interface QuickstartResult {
 }
 
 function readLosses(runDir: string): number[] {
-  return fs
-    .readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as { loss?: number })
-    .filter((m) => typeof m.loss === 'number' && Number.isFinite(m.loss))
-    .map((m) => m.loss as number);
+  return readMetrics(path.join(runDir, 'metrics.jsonl'))
+    .map((m) => m.loss)
+    .filter(Number.isFinite);
 }
 
 function mean(xs: number[]): number {

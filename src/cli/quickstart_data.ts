@@ -5,7 +5,6 @@
  */
 import * as path from 'path';
 import { buildDataset } from '../data/build';
-import { tracePrograms } from '../eval/load';
 import { defaultSamplerConfig } from '../ndl/config';
 import { sampleDocuments } from '../ndl/generate';
 import { writeDocumentsSidecar } from '../ndl/run';
@@ -13,7 +12,8 @@ import { ProgramsConfigSchema } from '../programs/config';
 import { pySourceDocuments } from '../programs/loaders';
 import { generateCorpus } from '../programs/pipeline';
 import { splitRecords } from '../programs/splits';
-import { sandboxTracer } from '../programs/tracers';
+import { tracePrograms } from '../trace';
+import { sandboxTracer } from '../trace/tracers';
 import { Tokenizer } from '../tokenizer';
 import type { ProgramRecord, TraceRecord } from '../trace/types';
 import { RunConfigSchema } from '../train/run_config';

@@ -9,13 +9,13 @@ import * as path from 'path';
 import { Progress } from '../util/progress';
 import { Rng } from '../util/rng';
 import { UserError } from '../util/errors';
-import { EncodePool } from './encode-pool';
+import { DocumentEncoder } from './encode';
 import { RowPacker, WholeDocumentPacker, type EncodedDocument, type PackStats } from './pack';
 import { MANIFEST_FILE, MANIFEST_FORMAT, tokenDtypeFor, writeManifest, type Manifest, type ManifestSource, type ShardEntry, type SplitName } from './manifest';
 import { encodeShard, sha256Hex, type ShardIdentity } from './shard';
 import { replaceFileAtomic } from '../util/fsync';
 import { readDocuments, readSidecar, type SourceKind, type SourceSpec } from './sources';
-import { loadTextTokenizer } from './tokenizer';
+import { loadTextTokenizer } from '../tokenizer';
 
 export interface BuildOptions {
   sources: SourceSpec[];
@@ -157,7 +157,7 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
   const rowsPerShard = Math.max(1, Math.floor(shardBytesMax / rowBytes));
   prepareOutDir(opts.out, opts.force);
 
-  const pool = await EncodePool.create(opts.tokenizer, tok, { maskContext: opts.maskContext }, opts.workers);
+  const pool = new DocumentEncoder(tok, { maskContext: opts.maskContext }, opts.workers);
   const sources: ManifestSource[] = [];
   try {
     for (const spec of opts.sources) {
@@ -219,7 +219,7 @@ function packingSummary(whole: boolean, a: PackStats, b: PackStats): NonNullable
 }
 
 /** Streams one source through the pool, keeping a bounded number of tasks in flight, packing in order. */
-async function encodeSource(spec: SourceSpec, pool: EncodePool, opts: BuildOptions, writers: Record<SplitName, SplitWriter>): Promise<void> {
+async function encodeSource(spec: SourceSpec, pool: DocumentEncoder, opts: BuildOptions, writers: Record<SplitName, SplitWriter>): Promise<void> {
   const progress = new Progress(`build ${spec.name}`, undefined, process.stderr, opts.quiet);
   const maxInFlight = Math.max(2, opts.workers * 2);
   const inFlight: Array<{ splits: SplitName[]; bytes: number[]; result: Promise<EncodedDocument[]> }> = [];

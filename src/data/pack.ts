@@ -15,7 +15,7 @@
  * - doc_ids[i] = ordinal of token i's document within its source/split, -1 for padding.
  */
 import { STRUCTURE_TOKENS } from '../ndl/tokens';
-import { specialId, type TextTokenizer } from './tokenizer';
+import { specialId, type TextTokenizer } from '../tokenizer';
 
 export interface MaskOptions {
   /** Exclude NDL code contexts from the loss (see the module comment). */

@@ -49,18 +49,6 @@ export async function loadPrograms(file: string, limit?: number): Promise<Progra
   return limit && limit > 0 ? programs.slice(0, limit) : programs;
 }
 
-/** Traces programs in the sandbox, in input order. */
-export async function tracePrograms(programs: ProgramRecord[], workers = 1, quiet = false): Promise<TraceRecord[]> {
-  const progress = new Progress('trace', programs.length, process.stderr, quiet);
-  const out: TraceRecord[] = [];
-  for await (const t of traceBatch(programs, { workers })) {
-    out.push(t);
-    progress.tick(1);
-  }
-  progress.finish();
-  return out;
-}
-
 /**
  * Results go to --out when given; else, for a checkpoint inside a run (RUN/checkpoints/NAME),
  * to RUN/eval so that `ndbg report RUN` shows them; else next to the checkpoint.

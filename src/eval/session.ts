@@ -1,3 +1,5 @@
+// Over 300 lines on purpose: one session's state machine (commands, the model's and the real
+// program's positions, re-anchoring) reads as one piece; its views and sources are split out.
 /**
  * The engine of `ndbg debug`: a pdb-like session in which a model (any TextCompleter) predicts
  * each next state. It has no I/O of its own: `start()` and `execute(line)` return the lines to
@@ -9,7 +11,7 @@
  * run is never fed to the model, with one exception: when the model writes text that does not
  * parse, a verifying session continues from the real frame (a non-verifying one stops).
  */
-import { buildForwardTree, buildInverseTree, nextNode } from '../debugger';
+import { buildForwardTree, buildInverseTree, nextNode, showsValue, type Direction } from '../debugger';
 import { Action, EXIT, StateTree } from '../debugger/types';
 import { buildContext, DocumentWriter, formatAction, formatFrameEvent } from '../ndl/format';
 import { parseDocument } from '../ndl/parse';
@@ -31,7 +33,7 @@ export interface DebugSessionOptions {
   completer: TextCompleter;
   /** The real run; required for inverse sessions (the first frame is the real return) and for `verify`. */
   trace?: TraceRecord;
-  direction: 'forward' | 'inverse';
+  direction: Direction;
   /** Show the real state beside each prediction. */
   verify: boolean;
   /** Sampling for the completer; greedy when absent. The seed is offset by the step number. */
@@ -83,7 +85,7 @@ export const HELP_TEXT = [
 ];
 
 export class DebugSession {
-  readonly direction: 'forward' | 'inverse';
+  readonly direction: Direction;
   readonly source: ProgramSource;
   private readonly completer: TextCompleter;
   private readonly sampling: PredictOptions | undefined;
@@ -371,10 +373,6 @@ export class DebugSession {
     if (real) out.push(`  real: ${realNode ? (showsValue(realNode.event) ? `-> ${realNode.value}` : formatLocals(realNode.locals)) : 'the program has exited'}`);
     return out;
   }
-}
-
-function showsValue(event: string): boolean {
-  return event === 'return' || event === 'exception' || event === 'inv_return' || event === 'inv_exception';
 }
 
 /** Tokens kept free for the model's next frame when deciding whether a session still fits. */

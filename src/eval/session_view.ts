@@ -6,7 +6,7 @@
  * --verify the mark `[=]` or `[≠ src, locals]` follows, and a second line shows the real state
  * when they differ.
  */
-import type { StateNode } from '../debugger/types';
+import { showsValue, type StateNode } from '../debugger';
 import type { ExitKind } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
 import type { Location } from './session_source';
@@ -19,10 +19,6 @@ export type RealStop = { node: StateNode; func: string; exit?: undefined } | { e
 
 /** Components that can differ, in the order they are named. */
 export type Component = 'exit' | 'evt' | 'src' | 'locals' | 'value';
-
-function showsValue(event: string): boolean {
-  return event === 'return' || event === 'exception' || event === 'inv_return' || event === 'inv_exception';
-}
 
 /**
  * The components of the model's stop that differ from the real one. LOCALS are compared as the

@@ -6,7 +6,6 @@ export { generateProgram, type GeneratedProgram } from './generator';
 export { generateCorpus, type GenerateOptions, type GenerateSummary } from './pipeline';
 export { filterRecords, staticReason, type RecordOutcome } from './filters';
 export { codeFacts, type CodeFacts } from './normalize';
-export { rawTracer, sandboxTracer } from './tracers';
 export type { ProgramRecord, ProgramRun, Tracer, ClosableTracer } from './types';
 export { traceStats, traceFingerprint, type TraceStats } from './tracestats';
 export { summarizeTraces, distribution, type TraceSummary } from './summary';

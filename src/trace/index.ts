@@ -20,6 +20,7 @@ export type { SandboxOptions, SandboxResult } from './pool';
 export { resolveIsolation } from './isolation';
 export type { IsolationMode, IsolationChoice } from './isolation';
 export { traceInProcess } from './inprocess';
+export { rawTracer, sandboxTracer } from './tracers';
 export * from './types';
 
 /** A program with its entry call written out, e.g. from `--program FILE --call 'g(1, 2)'`. */

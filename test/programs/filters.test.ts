@@ -1,7 +1,7 @@
 import { FilterConfigSchema } from '../../src/programs/config';
 import { filterRecords } from '../../src/programs/filters';
 import { codeFacts } from '../../src/programs/normalize';
-import { rawTracer } from '../../src/programs/tracers';
+import { rawTracer } from '../../src/trace/tracers';
 import type { ProgramRecord } from '../../src/trace/types';
 
 const cfg = FilterConfigSchema.parse({ maxEvents: 500 });

@@ -1,7 +1,7 @@
 import { defaultProgramsConfig, ProgramsConfigSchema } from '../../src/programs/config';
 import { generateCorpus } from '../../src/programs/pipeline';
 import { programKeys } from '../../src/programs/splits';
-import { rawTracer } from '../../src/programs/tracers';
+import { rawTracer } from '../../src/trace/tracers';
 import type { ProgramRecord } from '../../src/trace/types';
 
 const tracer = rawTracer().trace;

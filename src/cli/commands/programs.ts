@@ -9,7 +9,7 @@ import { Progress } from '../../util/progress';
 import { withConfigOptions } from '../options';
 import { ProgramsConfigSchema } from '../../programs/config';
 import { generateCorpus, type GenerateSummary } from '../../programs/pipeline';
-import { rawTracer, sandboxTracer } from '../../programs/tracers';
+import { rawTracer, sandboxTracer } from '../../trace/tracers';
 import type { ClosableTracer } from '../../programs/types';
 import { loadCruxEvalJsonl, loadPyDirectory, pySourceDocuments } from '../../programs/loaders';
 import { decontaminate, parseFractions, programKeys, splitRecords, SPLITS } from '../../programs/splits';

@@ -1,6 +1,8 @@
-import { SandboxPool, type SandboxOptions } from '../trace';
-import { traceInProcess } from '../trace/inprocess';
-import type { ClosableTracer, ProgramRun } from './types';
+import type { ClosableTracer, ProgramRun } from '../programs/types';
+import { traceInProcess } from './inprocess';
+import { SandboxPool, type SandboxOptions } from './pool';
+
+/** The tracers the program stage's filters run candidates with (src/programs/types.ts `Tracer`). */
 
 /** The unsandboxed tracer (one python3 process per call): trusted inputs only. */
 export function rawTracer(): ClosableTracer {
