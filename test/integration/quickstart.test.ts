@@ -83,6 +83,7 @@ describe('ndbg quickstart (shortened)', () => {
     const html = fs.readFileSync(path.join(out, 'run', 'report.html'), 'utf8');
     expect(html).toMatch(/<svg/);
     expect(html).toMatch(/Next-state accuracy/);
+    expect(html).toMatch(/did_not_fit/);
     const transcript = fs.readFileSync(path.join(out, 'debug-session.txt'), 'utf8');
     expect(transcript).toMatch(/\(ndbg\) s/);
     expect(transcript).toMatch(/def count\(s, t\)/);
