@@ -36,8 +36,8 @@ import { done, pct, stage, type QuickstartOptions, type StageSeconds } from './q
 
 export { QUICKSTART_DEFAULTS, type QuickstartOptions } from './quickstart_options';
 
-export interface QuickstartResult {
-  dir: string;
+/** What a training run of the recipe was: where it went, how far it got. */
+export interface TrainedRun {
   runDir: string;
   checkpoint: string;
   backend: string;
@@ -45,6 +45,10 @@ export interface QuickstartResult {
   tokens: number;
   firstLoss: number;
   lastLoss: number;
+}
+
+export interface QuickstartResult extends TrainedRun {
+  dir: string;
   nextState: NextStateResult['tables'];
   /** Share of NDL documents and of eval tasks that fit the model's context. */
   fit: { documents: number; tasks: number };
@@ -61,14 +65,7 @@ function mean(xs: number[]): number {
   return xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
 }
 
-export interface TrainedAndEvaluated {
-  runDir: string;
-  checkpoint: string;
-  backend: string;
-  steps: number;
-  tokens: number;
-  firstLoss: number;
-  lastLoss: number;
+export interface TrainedAndEvaluated extends TrainedRun {
   completer: TextCompleter;
   result: NextStateResult;
   /** Eval tasks scored, and drawn but not fitting the context. */

@@ -12,8 +12,8 @@ import { UserError } from '../util/errors';
 import { DocumentEncoder } from './encode';
 import { RowPacker, WholeDocumentPacker, type EncodedDocument, type PackStats } from './pack';
 import { MANIFEST_FILE, MANIFEST_FORMAT, tokenDtypeFor, writeManifest, type Manifest, type ManifestSource, type ShardEntry, type SplitName } from './manifest';
-import { encodeShard, sha256Hex, type ShardIdentity } from './shard';
-import { replaceFileAtomic } from '../util/fsync';
+import type { ShardIdentity } from './shard';
+import { ShardSink } from './shard_sink';
 import { readDocuments, readSidecar, type SourceKind, type SourceSpec } from './sources';
 import { loadTextTokenizer } from '../tokenizer';
 
@@ -53,28 +53,18 @@ interface Packer {
 
 class SplitWriter {
   readonly packer: Packer;
-  readonly shards: ShardEntry[] = [];
+  private readonly sink: ShardSink;
   documents = 0;
   textBytes = 0;
-  private tokens: Uint16Array | Uint32Array;
-  private mask: Uint8Array;
-  private docIds: Int32Array;
-  private rows = 0;
 
-  constructor(
-    private readonly dir: string,
-    private readonly rowsPerShard: number,
-    private readonly rowLen: number,
-    private readonly identity: Omit<ShardIdentity, 'index'>,
-    padId: number,
-    wholeDocuments: boolean,
-  ) {
-    const n = rowsPerShard * rowLen;
-    this.tokens = identity.tokenDtype === 'uint16' ? new Uint16Array(n) : new Uint32Array(n);
-    this.mask = new Uint8Array(n);
-    this.docIds = new Int32Array(n);
-    const sink = (t: Uint32Array, m: Uint8Array, d: Int32Array) => this.addRow(t, m, d);
-    this.packer = wholeDocuments ? new WholeDocumentPacker(rowLen, padId, sink) : new RowPacker(rowLen, padId, sink);
+  constructor(dir: string, rowsPerShard: number, rowLen: number, identity: Omit<ShardIdentity, 'index'>, padId: number, wholeDocuments: boolean) {
+    this.sink = new ShardSink(dir, rowsPerShard, rowLen, identity);
+    const rows = (t: Uint32Array, m: Uint8Array, d: Int32Array) => this.sink.add(t, m, d);
+    this.packer = wholeDocuments ? new WholeDocumentPacker(rowLen, padId, rows) : new RowPacker(rowLen, padId, rows);
+  }
+
+  get shards(): ShardEntry[] {
+    return this.sink.shards;
   }
 
   push(doc: EncodedDocument, textBytes: number): void {
@@ -84,34 +74,7 @@ class SplitWriter {
 
   finish(): void {
     this.packer.finish();
-    this.flush();
-  }
-
-  private addRow(t: Uint32Array, m: Uint8Array, d: Int32Array): void {
-    const at = this.rows * this.rowLen;
-    this.tokens.set(t, at);
-    this.mask.set(m, at);
-    this.docIds.set(d, at);
-    if (++this.rows === this.rowsPerShard) this.flush();
-  }
-
-  private flush(): void {
-    if (this.rows === 0) return;
-    const n = this.rows * this.rowLen;
-    const index = this.shards.length;
-    const bytes = encodeShard(
-      { rows: this.rows, rowLen: this.rowLen, tokens: this.tokens.subarray(0, n), mask: this.mask.subarray(0, n), docIds: this.docIds.subarray(0, n) },
-      { ...this.identity, index },
-    );
-    const rel = `${this.identity.split}/${this.identity.source}-${String(index).padStart(5, '0')}.arrow`;
-    replaceFileAtomic(path.join(this.dir, rel), bytes);
-    // Count targets (positions 1..T) so the row-overlap token is not counted twice.
-    let tokens = 0;
-    for (let r = 0; r < this.rows; r++) {
-      for (let i = r * this.rowLen + 1; i < (r + 1) * this.rowLen; i++) tokens += this.docIds[i] >= 0 ? 1 : 0;
-    }
-    this.shards.push({ file: rel, rows: this.rows, tokens, bytes: bytes.length, sha256: sha256Hex(bytes) });
-    this.rows = 0;
+    this.sink.flush();
   }
 
   summary(): ManifestSource['train'] {

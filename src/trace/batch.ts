@@ -8,6 +8,7 @@ import { Progress } from '../util/progress';
 import { traceBatch } from './index';
 import { SandboxOptions, SandboxPool } from './pool';
 import type { ProgramRecord, TraceRecord } from './types';
+import { shardOfKey, type ShardSpec } from '../util/shard';
 
 /**
  * `ndbg trace --input programs.jsonl --out traces.jsonl`: the resumable batch job.
@@ -31,30 +32,6 @@ export const ProgramSchema = z
       .optional(),
   })
   .passthrough();
-
-export interface Shard {
-  index: number;
-  count: number;
-}
-
-export function parseShard(spec: string): Shard {
-  const m = /^(\d+)\/(\d+)$/.exec(spec.trim());
-  if (!m) throw new UserError(`--shard ${spec}: expected I/N, e.g. --shard 0/4 (I counts from 0)`);
-  const index = Number(m[1]);
-  const count = Number(m[2]);
-  if (count < 1 || index >= count) throw new UserError(`--shard ${spec}: need 0 <= I < N`);
-  return { index, count };
-}
-
-/** FNV-1a (32-bit) of the id's UTF-16 code units, mod `count`. */
-export function shardOf(id: string, count: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) {
-    h ^= id.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % count;
-}
 
 const ID_PREFIX = /^\{"id":\s*("(?:[^"\\]|\\.)*")/;
 
@@ -120,7 +97,7 @@ export interface BatchJobOptions {
   input: string;
   out: string;
   workers: number;
-  shard?: Shard;
+  shard?: ShardSpec;
   sandbox: SandboxOptions;
   quiet?: boolean;
   /** Where warnings go (malformed lines etc.); default stderr. */
@@ -202,7 +179,7 @@ export async function runTraceBatch(opts: BatchJobOptions): Promise<BatchSummary
         continue;
       }
       const p = parsed.data as ProgramRecord;
-      if (opts.shard && shardOf(p.id, opts.shard.count) !== opts.shard.index) {
+      if (opts.shard && shardOfKey(p.id, opts.shard.count) !== opts.shard.index) {
         summary.other_shard++;
         progress.tick(1);
         continue;
