@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs-core';
-import { buildDataset } from '../src/data/build';
+import { benchCorpus } from './corpus';
 import type { TokenBatch } from '../src/data/batch';
 import { BackendChoice, initBackend, tfVersion } from '../src/model/backend';
 import { loadModelConfig, modelStats } from '../src/model/config';
@@ -97,21 +97,7 @@ function torchRun(peer: Peer, shape: ResolvedRun['model'], steps: number, warmup
 /** A data set with the shape's tokenizer and row length, built once per (tokenizer, T). */
 async function dataFor(tmp: string, tokenizer: string, seqLen: number): Promise<string> {
   const dir = path.join(tmp, `${path.basename(tokenizer, '.model')}-T${seqLen}`);
-  if (fs.existsSync(path.join(dir, 'manifest.json'))) return dir;
-  await buildDataset({
-    sources: [{ name: 'code', path: assetPath('test/fixtures/train/corpus.jsonl'), kind: 'code' }],
-    out: dir,
-    tokenizer: assetPath(tokenizer),
-    seqLen,
-    shardMb: 64,
-    valFraction: 0.05,
-    splitSeed: 0,
-    maskContext: false,
-    workers: 0,
-    force: true,
-    quiet: true,
-  });
-  return dir;
+  return benchCorpus(dir, assetPath(tokenizer), seqLen);
 }
 
 /** Median seconds of the product's train step, on batches drawn beforehand from the product's loader. */

@@ -2,7 +2,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { buildDataset } from '../src/data/build';
+import { benchCorpus } from './corpus';
 import { readManifest } from '../src/data/manifest';
 import { exportHfCommand } from '../src/cli/commands/export-hf';
 import { trainFromConfig } from '../src/train/run';
@@ -47,19 +47,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const config = JSON.parse(fs.readFileSync(configFile, 'utf8')) as { model: { max_seq_len: number } };
     const seqLen = Number(opt('seq-len') ?? config.model.max_seq_len);
     const dataDir = path.join(tmp, 'data');
-    await buildDataset({
-      sources: [{ name: 'code', path: assetPath('test/fixtures/train/corpus.jsonl'), kind: 'code' }],
-      out: dataDir,
-      tokenizer: assetPath('tokenizer/ndbg-2k.model'),
-      seqLen,
-      shardMb: 64,
-      valFraction: 0.05,
-      splitSeed: 0,
-      maskContext: false,
-      workers: 0,
-      force: true,
-      quiet: true,
-    });
+    await benchCorpus(dataDir, assetPath('tokenizer/ndbg-2k.model'), seqLen);
     const overrides = [
       `data.datasets=${JSON.stringify([dataDir])}`,
       `train.steps=${steps}`,

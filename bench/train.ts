@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { buildDataset } from '../src/data/build';
+import { benchCorpus } from './corpus';
 import { readManifest } from '../src/data/manifest';
 import { initBackend, BackendChoice } from '../src/model/backend';
 import { LlamaModel } from '../src/model/model';
@@ -36,19 +36,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     // model's vocab_size follows the tokenizer (override reported in the result).
     const spm = assetPath('tokenizer/ndbg-8k.model');
     const tokenizer = opt('tokenizer') ?? (fs.existsSync(spm) ? spm : 'byte');
-    await buildDataset({
-      sources: [{ name: 'code', path: assetPath('test/fixtures/train/corpus.jsonl'), kind: 'code' }],
-      out: dataDir,
-      tokenizer,
-      seqLen: Number(opt('seq-len') ?? 128),
-      shardMb: 64,
-      valFraction: 0.05,
-      splitSeed: 0,
-      maskContext: false,
-      workers: 0,
-      force: true,
-      quiet: true,
-    });
+    await benchCorpus(dataDir, tokenizer, Number(opt('seq-len') ?? 128));
     const overrides = [
       `data.datasets=${JSON.stringify([dataDir])}`,
       `train.steps=${steps}`,
