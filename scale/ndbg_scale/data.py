@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from .jsonfile import read_json
 from .rng import Rng
 
 MANIFEST_FORMAT = "ndbg-data-v1"
@@ -28,13 +29,7 @@ class DataError(Exception):
 
 def read_manifest(directory: str) -> dict:
     path = os.path.join(directory, "manifest.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            m = json.load(f)
-    except FileNotFoundError:
-        raise DataError(f"{path} not found: is {directory} a data set built by `ndbg data build`?") from None
-    except json.JSONDecodeError as e:
-        raise DataError(f"{path}: not valid JSON ({e})") from None
+    m = read_json(path, DataError, f"is {directory} a data set built by `ndbg data build`?")
     if m.get("format") != MANIFEST_FORMAT:
         raise DataError(f"{path}: format is {m.get('format')!r}, expected {MANIFEST_FORMAT!r}")
     return m

@@ -3,9 +3,10 @@
 side trains with exactly the settings the tfjs run used."""
 from __future__ import annotations
 
-import json
 import math
 import re
+
+from .jsonfile import read_json
 
 PAPER_SCHEDULE = {"kind": "cosine", "peak_lr": 1e-3, "warmup_steps": 750, "min_lr": 0.0}
 OPTIM_DEFAULTS = {"beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weight_decay": 0.1, "grad_clip": 1.0, "no_decay": ["embed_tokens"], "decay_vectors": False}
@@ -19,13 +20,7 @@ class ConfigError(Exception):
 
 def load_run_config(path: str) -> dict:
     """A run's config.json (a run dir's or a checkpoint's), with ndbg's defaults filled in."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            cfg = json.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"{path} not found: pass the run's config.json (RUN_DIR/config.json or a checkpoint's)") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path}: not valid JSON ({e})") from None
+    cfg = read_json(path, ConfigError, "pass the run's config.json (RUN_DIR/config.json or a checkpoint's)")
     for section in ("model", "data", "train"):
         if not isinstance(cfg.get(section), dict):
             raise ConfigError(f"{path}: no {section!r} section; is this an ndbg run config?")
