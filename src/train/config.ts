@@ -78,8 +78,9 @@ export const TrainSchema = z
     max_bad_steps: int(1).default(5),
     /**
      * Wall-clock budget for the training loop (minutes); null: none. The schedule's horizon is
-     * fitted to the steps that fit at the measured pace after 20 steps and refitted once at a
-     * quarter of the run, so the LR still decays to its floor when time is up; a budgeted run
+     * fitted to the steps that fit at the measured pace after 20 steps and refitted at a quarter
+     * of the run, then halfway through each remaining stretch with the recent pace, so the LR
+     * still decays to its floor when time is up; a budgeted run
      * is not bit-reproducible (its length depends on the machine).
      */
     max_minutes: z.number().positive().nullable().default(null),

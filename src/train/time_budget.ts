@@ -9,9 +9,12 @@
  *                loads), so it is not timed;
  *   calibrating  timing the steps after the first, until CALIBRATION_STEPS are done; then the
  *                horizon is fitted to the remaining time;
- *   refining     fitted once; at a quarter of the run it is fitted again with the steadier pace
- *                of the steps since calibration (the first ones are slower);
- *   final        fitted twice: the horizon stays.
+ *   refining     fitted once; at a quarter of the run it is fitted again with the pace of the
+ *                steps since the last fit (the first ones are slower), then again halfway through
+ *                each remaining stretch, so a pace that changes mid-run (a neighbour's job
+ *                ending on a shared machine) moves the horizon instead of ending the run early
+ *                or cutting it at the deadline with the schedule undecayed;
+ *   final        fewer than 2 × CALIBRATION_STEPS steps remain: the horizon stays.
  * In every state but unlimited, a step that ends with the budget spent ends the run there.
  */
 export type BudgetState =
@@ -70,9 +73,12 @@ export class TimeBudget {
       return this.fitted();
     }
     if (s.kind === 'refining' && step === s.refitAt) {
+      const before = this.horizon;
       this.fit(step, nowMs, s.since, s.sinceStep, spentS);
-      this.state = { kind: 'final' };
-      return this.fitted();
+      const remaining = this.horizon - step;
+      this.state = remaining < 2 * CALIBRATION_STEPS ? { kind: 'final' } : { kind: 'refining', since: nowMs, sinceStep: step, refitAt: step + Math.ceil(remaining / 2) };
+      // A steady pace refits to the same horizon: nothing to report.
+      if (this.horizon !== before) return this.fitted();
     }
     if (spentS >= this.budgetS && step < this.horizon) {
       this.horizon = step;

@@ -30,7 +30,7 @@ describe('time budget', () => {
     expect(b.horizon).toBe(50);
   });
 
-  it('skips the slow first step, fits after calibration, refits at a quarter of the run, then stays', () => {
+  it('skips the slow first step, fits after calibration, refits at a quarter of the run and then halfway through the rest', () => {
     // 1 minute. The first step takes 10 s (setup); then 0.5 s per step until step 30, 0.25 s after.
     const at = (s: number) => 1000 * (s <= 1 ? 10 : s <= 30 ? 10 + 0.5 * (s - 1) : 10 + 0.5 * 29 + 0.25 * (s - 30));
     const b = new TimeBudget(1, 10_000, 0, 0);
@@ -42,12 +42,17 @@ describe('time budget', () => {
     expect(states[CALIBRATION_STEPS - 1]).toBe('refining');
     // Refit at max(40, round(101 / 4)) = 40 with the pace since step 20: 10 steps at 0.5, 10 at 0.25 s.
     const paceS = (at(40) - at(20)) / 1000 / 20;
-    expect(events[1]).toEqual({ step: 40, kind: 'fitted', horizon: fitHorizon(40, 10_000, paceS, 60 - at(40) / 1000) });
-    expect(states[39]).toBe('final');
-    // The refit horizon is then kept to the end (it fits the budget at the steady pace).
-    expect(events).toHaveLength(2);
-    expect(b.horizon).toBe(events[1].horizon);
+    const h1 = fitHorizon(40, 10_000, paceS, 60 - at(40) / 1000);
+    expect(events[1]).toEqual({ step: 40, kind: 'fitted', horizon: h1 });
+    // That mixed pace underestimates the steps left (the run would end ~11 s early); halfway through
+    // the rest, the pace since step 40 (0.25 s) fits the horizon to the budget.
+    const half = 40 + Math.ceil((h1 - 40) / 2);
+    expect(events[2]).toEqual({ step: half, kind: 'fitted', horizon: fitHorizon(half, 10_000, 0.25, 60 - at(half) / 1000) });
+    // The steady pace then refits to the same horizon (no more events) and the run spends the budget.
+    expect(events).toHaveLength(3);
+    expect(b.state.kind).toBe('final');
     expect(at(b.horizon) / 1000).toBeLessThanOrEqual(60);
+    expect(at(b.horizon + 1) / 1000).toBeGreaterThan(60);
   });
 
   it('ends the run at the step that spends the budget, in any state', () => {
