@@ -15,4 +15,5 @@ export const benchmarks: Record<string, () => Promise<BenchFn>> = {
   tokenizer: async () => (await import('./tokenizer')).run,
   learning: async () => (await import('./learning')).run,
   scale: async () => (await import('./scale')).run,
+  'step-profile': async () => (await import('./step_profile')).run,
 };

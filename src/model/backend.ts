@@ -3,6 +3,7 @@ import * as path from 'path';
 import * as tf from '@tensorflow/tfjs-core';
 import { UserError } from '../util/errors';
 import { registerGradients } from './gradients';
+import { registerNativeKernels } from './native_kernels';
 import { registerWasmKernels } from './wasm_kernels';
 
 /**
@@ -89,6 +90,7 @@ function loadPackage(choice: Concrete): string {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const node = require(NODE_PACKAGES[choice]) as { version?: Record<string, string> };
       loadedNative = choice;
+      registerNativeKernels();
       return `libtensorflow ${tfVersion() ?? '?'}${choice === 'tensorflow-gpu' ? ', CUDA' : ', CPU'}, tfjs-node ${node.version?.['tfjs-node'] ?? '?'}`;
     }
     case 'wasm': {

@@ -1,5 +1,4 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { sparseSoftmaxCrossEntropy } from './native_ops';
 
 /**
  * The building blocks of the Llama block, as pure functions of tensors (no state), so the
@@ -78,26 +77,33 @@ export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D): t
 export const MASKED = -1e9;
 
 /**
- * Bias [1 or B, 1, g·T, S] for T queries at positions offset..offset+T−1 over S keys at
- * positions 0..S−1: causal, and, when docIds ([B][T], offset 0, S = T) are given, confined to
- * the query's document. Rows are repeated g times because grouped-query attention folds the g
+ * Causal bias [1, 1, g·T, S] for T queries at positions offset..offset+T−1 over S keys at
+ * positions 0..S−1. Rows are repeated g times because grouped-query attention folds the g
  * query heads sharing a key/value head into the row axis (see attention()).
  */
-export function attentionBias(T: number, S: number, offset: number, g: number, docIds?: Int32Array[]): tf.Tensor4D {
-  const B = docIds ? docIds.length : 1;
-  const data = new Float32Array(B * g * T * S);
-  for (let b = 0; b < B; b++) {
-    const doc = docIds?.[b];
+export function attentionBias(T: number, S: number, offset: number, g: number): tf.Tensor4D {
+  const data = new Float32Array(g * T * S);
+  for (let r = 0; r < g; r++) {
     for (let i = 0; i < T; i++) {
-      const row = new Float32Array(S);
-      for (let j = 0; j < S; j++) {
-        const allowed = j <= offset + i && (!doc || doc[i] === doc[j]);
-        row[j] = allowed ? 0 : MASKED;
-      }
-      for (let r = 0; r < g; r++) data.set(row, ((b * g + r) * T + i) * S);
+      const row = (r * T + i) * S;
+      data.fill(MASKED, row + Math.min(S, offset + i + 1), row + S);
     }
   }
-  return tf.tensor4d(data, [B, 1, g * T, S]);
+  return tf.tensor4d(data, [1, 1, g * T, S]);
+}
+
+/**
+ * The document mask's bias [B, 1, g·T, T], built on the device from document ids [B, T] and
+ * the causal bias [1, 1, T, T]: position i attends to j only when j ≤ i and doc[i] == doc[j].
+ * A handful of ops over [B, T, T] instead of a host loop and a [B, g·T, T] upload per batch.
+ */
+export function documentBias(docIds: tf.Tensor2D, causal: tf.Tensor4D, g: number): tf.Tensor4D {
+  return tf.tidy(() => {
+    const [B, T] = docIds.shape;
+    const other = tf.notEqual(tf.reshape(docIds, [B, 1, T, 1]), tf.reshape(docIds, [B, 1, 1, T]));
+    const bias = tf.minimum(tf.mul(tf.cast(other, 'float32'), MASKED), causal);
+    return (g === 1 ? bias : tf.tile(bias, [1, 1, g, 1])) as tf.Tensor4D;
+  });
 }
 
 /**
@@ -137,50 +143,19 @@ function lossScales(N: number, V: number, targets: Int32Array, weights: Float32A
 }
 
 /**
- * Σ scale·CE over rows of logits [N, V] and G = softmax − onehot (the gradient before the row
- * scale). On tensorflow one fused op gives the per-row losses and G in one pass; elsewhere one
- * exp pass: log-sum-exp comes from the softmax's sum.
- */
-function xent(lg: tf.Tensor2D, targets: Int32Array, scale: Float32Array, flat: Int32Array): [tf.Tensor2D, tf.Scalar] {
-  const [N, V] = lg.shape;
-  return tf.tidy(() => {
-    const fused = sparseSoftmaxCrossEntropy(lg, tf.tensor1d(targets, 'int32'));
-    if (fused) return [fused.backprop, tf.sum(tf.mul(fused.loss, tf.tensor1d(scale)))] as [tf.Tensor2D, tf.Scalar];
-    const m = tf.max(lg, 1, true);
-    const e = tf.exp(tf.sub(lg, m));
-    const z = tf.sum(e, 1, true);
-    const lse = tf.reshape(tf.add(m, tf.log(z)), [N]);
-    const picked = tf.gather(tf.reshape(lg, [-1]), tf.tensor1d(flat, 'int32'));
-    // int32 then cast: tfjs-wasm 4.22's OneHot writes int bit patterns into float32 outputs.
-    const onehot = tf.cast(tf.oneHot(tf.tensor1d(targets, 'int32'), V), 'float32');
-    return [tf.sub(tf.div(e, z), onehot), tf.sum(tf.mul(tf.sub(lse, picked), tf.tensor1d(scale)))] as [tf.Tensor2D, tf.Scalar];
-  });
-}
-
-/**
- * Cross-entropy over positions weighted by `weights` (a loss mask): the weighted mean, or with
- * reduction 'sum' the weighted sum (what the trainer adds up over micro-batches), with a
- * hand-written gradient (softmax − onehot)·scale so backward does not differentiate through
- * log-softmax. logits [N, V]; targets and weights are host arrays of length N. Σw = 0 gives 0.
- */
-export function weightedCrossEntropy(logits: tf.Tensor2D, targets: Int32Array, weights: Float32Array, reduction: 'mean' | 'sum' = 'mean'): tf.Scalar {
-  const [N, V] = logits.shape;
-  const { scale, flat } = lossScales(N, V, targets, weights, reduction);
-  const ce = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    const save = args[1] as tf.GradSaveFunc;
-    const [g, value] = xent(args[0] as tf.Tensor2D, targets, scale, flat);
-    save([g]);
-    const gradFunc = (dy: tf.Tensor, s: tf.Tensor[]) => tf.tidy(() => tf.mul(s[0], tf.mul(tf.reshape(tf.tensor1d(scale), [N, 1]), dy)));
-    return { value, gradFunc };
-  });
-  return ce(logits) as tf.Scalar;
-}
-
-/**
- * The output head and weightedCrossEntropy as one op: logits = h·wᵀ with the tied embedding
- * w [V, d], or h·w with lm_head w [d, V]. Same value and gradient as the two composed, but the
- * per-row loss scale is applied to the [N, d] factors of the two gradient matmuls instead of to
- * the [N, V] logits gradient: one pass fewer over the step's largest tensor.
+ * The output head and a weighted cross-entropy as one op: logits = h·wᵀ with the tied embedding
+ * w [V, d], or h·w with lm_head w [d, V]; value Σ scale·CE over the N rows (scale = weight/Σw
+ * for the mean, the weight for the sum; Σw = 0 gives 0), with a hand-written gradient.
+ *
+ * Only three passes touch the [N, V] logits, the step's largest tensor: the softmax P, and two
+ * row maxima that give log-sum-exp without an exp pass or underflow: lse = max(logits) −
+ * log(max(P)), since max(P) = exp(max − lse) ≥ 1/V. The loss picks logits[t] by flat index.
+ * The gradient (P − onehot(t))·scale is never built densely: with rs = scale·dy per row,
+ *   tied:   dh = (P·w − w[t])·rs                  dw = Pᵀ·(h·rs) − Σ_{i: t_i = v} (h·rs)_i
+ *   untied: dh = (P·wᵀ − (w[:, t])ᵀ)·rs           dw = (h·rs)ᵀ·P − (the same scatter)ᵀ
+ * where the onehot parts are a row gather and a scatter-add over [N, d]. (TensorFlow's fused
+ * SparseSoftmaxCrossEntropyWithLogits took 3× a Softmax at these shapes here and builds the
+ * dense gradient.)
  */
 export function headCrossEntropy(h: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, targets: Int32Array, weights: Float32Array, reduction: 'mean' | 'sum' = 'mean'): tf.Scalar {
   const N = h.shape[0];
@@ -189,17 +164,27 @@ export function headCrossEntropy(h: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, 
   const ce = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
     const [hi, wi] = args as [tf.Tensor2D, tf.Tensor2D];
     const save = args[2] as tf.GradSaveFunc;
-    const logits = (tied ? tf.matMul(hi, wi, false, true) : tf.matMul(hi, wi)) as tf.Tensor2D;
-    const [g, value] = xent(logits, targets, scale, flat);
-    logits.dispose();
-    save([g, hi, wi]);
+    const [probs, value] = tf.tidy(() => {
+      const logits = (tied ? tf.matMul(hi, wi, false, true) : tf.matMul(hi, wi)) as tf.Tensor2D;
+      const p = tf.softmax(logits);
+      const lse = tf.sub(tf.max(logits, 1), tf.log(tf.max(p, 1)));
+      const picked = tf.gather(tf.reshape(logits, [-1]), tf.tensor1d(flat, 'int32'));
+      return [p, tf.sum(tf.mul(tf.sub(lse, picked), tf.tensor1d(scale)))] as [tf.Tensor2D, tf.Scalar];
+    });
+    save([probs, hi, wi]);
     const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) =>
       tf.tidy(() => {
-        const [sg, sh, sw] = saved;
+        const [sp, sh, sw] = saved;
+        const t = tf.tensor1d(targets, 'int32');
         const rowScale = tf.mul(tf.reshape(tf.tensor1d(scale), [N, 1]), dy);
-        const dh = tf.mul(tied ? tf.matMul(sg, sw) : tf.matMul(sg, sw, false, true), rowScale);
-        const dw = tied ? tf.matMul(sg, tf.mul(sh, rowScale), true, false) : tf.matMul(tf.mul(sh, rowScale), sg, true, false);
-        return [dh, dw];
+        const hs = tf.mul(sh, rowScale);
+        const picked = tf.unsortedSegmentSum(hs, t, V);
+        if (tied) {
+          const dh = tf.mul(tf.sub(tf.matMul(sp, sw), tf.gather(sw, t)), rowScale);
+          return [dh, tf.sub(tf.matMul(sp, hs, true, false), picked)];
+        }
+        const dh = tf.mul(tf.sub(tf.matMul(sp, sw, false, true), tf.transpose(tf.gather(sw, t, 1))), rowScale);
+        return [dh, tf.sub(tf.matMul(hs, sp, true, false), tf.transpose(picked))];
       });
     return { value, gradFunc };
   });

@@ -5,7 +5,7 @@ import { UserError } from '../util/errors';
 import { ModelConfig, headDim, parameterShapes } from './config';
 import { NamedTensor, TensorMap } from './safetensors';
 import { registerGradients } from './gradients';
-import { applyRope, attention, attentionBias, headCrossEntropy, rmsNorm, ropeTables, silu } from './layers';
+import { applyRope, attention, attentionBias, documentBias, headCrossEntropy, rmsNorm, ropeTables, silu } from './layers';
 
 /**
  * A Llama-style decoder-only transformer in tfjs ops:
@@ -148,7 +148,7 @@ export class LlamaModel {
    * offset..offset+T−1. With a cache, keys/values of earlier positions come from it and the
    * new ones are appended (the caller owns the returned cache tensors).
    */
-  private hidden(ids: tf.Tensor2D, docIds: Int32Array[] | undefined, cache?: KvCache): { h: tf.Tensor2D; cache?: KvCache } {
+  private hidden(ids: tf.Tensor2D, docIds: tf.Tensor2D | undefined, cache?: KvCache): { h: tf.Tensor2D; cache?: KvCache } {
     const c = this.config;
     const [B, T] = ids.shape;
     const hd = headDim(c);
@@ -158,7 +158,7 @@ export class LlamaModel {
     const cos = tf.slice(this.cos, [offset, 0], [T, hd]);
     const sin = tf.slice(this.sin, [offset, 0], [T, hd]);
     const S = offset + T;
-    const bias = docIds && c.doc_attention_mask && !cache ? attentionBias(T, S, 0, g, docIds) : this.causalBias(T, S, offset, g);
+    const bias = docIds && c.doc_attention_mask && !cache ? documentBias(docIds, this.causalBias(T, T, 0, 1), g) : this.causalBias(T, S, offset, g);
     const heads = (x: tf.Tensor2D, n: number) => tf.transpose(tf.reshape(x, [B, T, n, hd]), [0, 2, 1, 3]) as tf.Tensor4D;
     let x = tf.gather(this.p('model.embed_tokens.weight'), tf.reshape(ids, [-1])) as tf.Tensor2D;
     const newCache: KvCache | undefined = cache ? { k: [], v: [], length: S } : undefined;
@@ -197,7 +197,7 @@ export class LlamaModel {
     const B = ids.length;
     const T = ids[0]?.length ?? 0;
     return tf.tidy(() => {
-      const { h } = this.hidden(toIds(ids), docIds?.map((d) => d.subarray(0, T)));
+      const { h } = this.hidden(toIds(ids), docIds && toIds(docIds.map((d) => d.subarray(0, T))));
       return tf.reshape(this.head(h), [B, T, this.config.vocab_size]) as tf.Tensor3D;
     });
   }
@@ -229,9 +229,13 @@ export class LlamaModel {
       targets.set(ids.subarray(b * w + 1, (b + 1) * w), b * T);
       for (let t = 0; t < T; t++) weights[b * T + t] = lossMask[b * w + t + 1] ? 1 : 0;
     }
-    const docIds = batch.docIds && Array.from({ length: B }, (_, b) => batch.docIds!.subarray(b * w, b * w + T));
+    let docIds: Int32Array | undefined;
+    if (batch.docIds) {
+      docIds = new Int32Array(B * T);
+      for (let b = 0; b < B; b++) docIds.set(batch.docIds.subarray(b * w, b * w + T), b * T);
+    }
     return tf.tidy(() => {
-      const { h } = this.hidden(tf.tensor2d(inputs, [B, T], 'int32'), docIds);
+      const { h } = this.hidden(tf.tensor2d(inputs, [B, T], 'int32'), docIds && tf.tensor2d(docIds, [B, T], 'int32'));
       const tied = this.config.tie_embeddings;
       return headCrossEntropy(h, this.p(tied ? 'model.embed_tokens.weight' : 'lm_head.weight') as tf.Tensor2D, tied, targets, weights, reduction);
     });

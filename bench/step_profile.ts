@@ -1,0 +1,120 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import * as tf from '@tensorflow/tfjs-core';
+import { benchCorpus } from './corpus';
+import type { TokenBatch } from '../src/data/batch';
+import { BackendChoice, initBackend } from '../src/model/backend';
+import { loadModelConfig } from '../src/model/config';
+import { LlamaModel } from '../src/model/model';
+import { AdamW, decayRule } from '../src/train/adamw';
+import { dataStreams, trainableLlama } from '../src/train/adapters';
+import { loadRunConfig } from '../src/train/run_config';
+import { trainStep } from '../src/train/step';
+import { assetPath } from '../src/util/paths';
+import { median } from '../src/util/stats';
+
+/**
+ * `npm run bench -- step-profile [--shape=quickstart] [--steps=4] [--backend=tensorflow] [--by-shape]`:
+ * where a train step's time goes on the native backend. Every TensorFlow eager op goes through
+ * the addon's `executeOp` (synchronous on CPU), so wrapping it gives each op's wall time; the
+ * rest of the step (JS: tfjs engine bookkeeping, tape, host loops, tensor uploads) is the
+ * step time minus the op time. Reports ops per step and time by op name (and output shape with --by-shape), largest first.
+ */
+const SHAPES: Record<string, { config: string; tokenizer: string }> = {
+  quickstart: { config: 'configs/quickstart.json', tokenizer: 'tokenizer/ndbg-2k.model' },
+  tiny: { config: 'configs/tiny.json', tokenizer: 'tokenizer/ndbg-8k.model' },
+  small: { config: 'configs/small.json', tokenizer: 'tokenizer/ndbg-8k.model' },
+};
+
+function flag(args: string[], name: string, fallback: string): string {
+  return args.find((x) => x.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+}
+
+interface OpStat {
+  count: number;
+  ms: number;
+}
+
+/**
+ * Puts a wrapper in front of the native addon (its exports are read-only, so the backend's
+ * `binding` field is swapped for an object that inherits from it) so every executeOp call is
+ * counted and timed by op name.
+ */
+function instrument(stats: Map<string, OpStat>, byShape: boolean): () => void {
+  type Binding = { executeOp: (...a: unknown[]) => unknown };
+  const backend = tf.backend() as unknown as { binding?: Binding };
+  const original = backend.binding;
+  if (!original) throw new Error('step-profile needs the tensorflow backend (no native binding found)');
+  const timed = Object.create(original) as Binding;
+  // defineProperty, not assignment: the inherited property is read-only.
+  Object.defineProperty(timed, 'executeOp', { value: (...a: unknown[]) => {
+    const t0 = performance.now();
+    let out: Array<{ shape: number[] }> | undefined;
+    try {
+      out = original.executeOp(...a) as Array<{ shape: number[] }>;
+      return out;
+    } finally {
+      const name = byShape ? `${a[0]} → ${out?.map((o) => `[${o.shape}]`).join(' ')}` : String(a[0]);
+      const s = stats.get(name) ?? { count: 0, ms: 0 };
+      s.count += 1;
+      s.ms += performance.now() - t0;
+      stats.set(name, s);
+    }
+  } });
+  backend.binding = timed;
+  return () => {
+    backend.binding = original;
+  };
+}
+
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const shapeName = flag(args, 'shape', 'quickstart');
+  const shape = SHAPES[shapeName];
+  if (!shape) throw new Error(`unknown shape ${shapeName}; known: ${Object.keys(SHAPES).join(', ')}`);
+  const steps = Number(flag(args, 'steps', '4'));
+  const warmup = Number(flag(args, 'warmup', '2'));
+  const info = await initBackend(flag(args, 'backend', 'tensorflow') as BackendChoice, (l) => process.stderr.write(`${l}\n`));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-profile-'));
+  try {
+    const seqLen = loadModelConfig(assetPath(shape.config)).max_seq_len;
+    const data = await benchCorpus(path.join(tmp, 'data'), assetPath(shape.tokenizer), seqLen);
+    const runCfg = loadRunConfig(assetPath(shape.config), [`data.datasets=${JSON.stringify([data])}`, 'train.micro_batch_size=8', 'train.grad_accum=1']);
+    const llama = LlamaModel.create(runCfg.model, 0);
+    const model = trainableLlama(llama, runCfg.model, runCfg.seqLen);
+    const o = runCfg.config.optim;
+    const rule = decayRule(o.no_decay, o.decay_vectors);
+    const adam = new AdamW(model.params.map((p) => ({ ...p, decay: rule(p.name, p.variable.shape) })), { beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weight_decay });
+    const stream = dataStreams(runCfg.config, runCfg.seqLen, runCfg.manifest.tokenizer.sha256).openTrainStream();
+    const batches: TokenBatch[] = Array.from({ length: warmup + steps }, () => stream.next());
+    const stats = new Map<string, OpStat>();
+    const times: number[] = [];
+    let restore: (() => void) | undefined;
+    for (let s = 0; s < warmup + steps; s++) {
+      if (s === warmup) restore = instrument(stats, args.includes('--by-shape'));
+      const t0 = performance.now();
+      trainStep(model, adam, [batches[s]], { lr: 3e-4, gradClip: o.grad_clip });
+      if (s >= warmup) times.push(performance.now() - t0);
+    }
+    restore?.();
+    adam.dispose();
+    llama.dispose();
+    const total = times.reduce((a, b) => a + b, 0);
+    const opMs = [...stats.values()].reduce((a, s) => a + s.ms, 0);
+    const opCount = [...stats.values()].reduce((a, s) => a + s.count, 0);
+    const byOp = [...stats].sort((a, b) => b[1].ms - a[1].ms).map(([op, s]) => ({ op, per_step: +(s.count / steps).toFixed(1), ms_per_step: +(s.ms / steps).toFixed(2), share: +(s.ms / total).toFixed(3) }));
+    return {
+      backend: info.detail,
+      shape: shapeName,
+      steps,
+      load_average: os.loadavg().map((x) => +x.toFixed(2)),
+      median_step_ms: +median(times).toFixed(1),
+      ops_per_step: +(opCount / steps).toFixed(1),
+      op_ms_per_step: +(opMs / steps).toFixed(1),
+      host_ms_per_step: +((total - opMs) / steps).toFixed(1),
+      by_op: byOp,
+    };
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
