@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { traceCommand } from './commands/trace';
+import { traceRepoCommand } from './commands/trace-repo';
 import { dataCommand } from './commands/data';
 import { tokenizerCommand } from './commands/tokenizer';
 import { trainCommand } from './commands/train';
@@ -19,4 +20,4 @@ import { shardCommand } from './commands/shard';
 
 /** Every `ndbg` subcommand, one file each under ./commands. Add new commands here. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [traceCommand, dataCommand, tokenizerCommand, trainCommand, reportCommand, ndlCommand, oracleCommand, programsCommand, modelCommand, generateCommand, exportHfCommand, importHfCommand, evalCommand, quickstartCommand, debugCommand, shardCommand, backendCommand];
+export const commands: CommandModule<any, any>[] = [traceCommand, traceRepoCommand, dataCommand, tokenizerCommand, trainCommand, reportCommand, ndlCommand, oracleCommand, programsCommand, modelCommand, generateCommand, exportHfCommand, importHfCommand, evalCommand, quickstartCommand, debugCommand, shardCommand, backendCommand];

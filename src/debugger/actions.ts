@@ -174,10 +174,19 @@ function unreachedLines(tree: StateTree, i: number, reachedTexts: Set<string>): 
  * the first CONTEXT line with that text; undefined when the text is not a line of the CONTEXT.
  */
 export function breakpointLine(tree: StateTree, i: number, target: string): number | undefined {
+  return breakpointLocation(tree, i, target)?.line;
+}
+
+/**
+ * breakpointLine with the file the line is in, for repository-level trees (their lines are
+ * file lines; there the CONTEXT fallback does not apply, its line numbers are no file's).
+ */
+export function breakpointLocation(tree: StateTree, i: number, target: string): { line: number; file?: string } | undefined {
   const j = nextNode(tree, i, { kind: 'breakpoint', target });
-  if (j !== EXIT) return tree.nodes[j].line;
+  if (j !== EXIT) return { line: tree.nodes[j].line, file: tree.nodes[j].file };
   const statement = (tree.statementLines ?? []).find((s) => s.src === target);
-  if (statement) return statement.line;
+  if (statement) return { line: statement.line, file: statement.file };
+  if (tree.nodes.some((n) => n.file !== undefined)) return undefined;
   const k = (tree.context ?? '').split('\n').indexOf(target);
-  return k >= 0 ? k + 1 : undefined;
+  return k >= 0 ? { line: k + 1 } : undefined;
 }

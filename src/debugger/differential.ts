@@ -13,7 +13,7 @@
 import type { TraceRecord } from '../trace/types';
 import { Rng } from '../util/rng';
 import { availableActions, breakpointTargets, nextNode } from './actions';
-import { PdbExit, PdbJob, PdbRun, PdbStop, pdbCommands, runPdbHarness } from './pdb';
+import { HarnessOptions, PdbExit, PdbJob, PdbResult, PdbRun, PdbStop, pdbCommands, RepoPdbJob, runPdbHarness, runRepoPdbHarness } from './pdb';
 import { buildForwardTree } from './tree';
 import { Action, EXIT, StateTree } from './types';
 
@@ -178,20 +178,9 @@ export async function runDifferential(traces: TraceRecord[], options: Differenti
     for (let s = 0; s < options.scripts; s++) scripts.push(randomScript(tree, Rng.from(options.seed, trace.id, 'pdb-script', s), options));
     return { trace, tree, scripts };
   });
-  const jobs: PdbJob[] = prepared.map(({ trace, tree, scripts }) => ({
-    id: trace.id,
-    code: trace.code,
-    entry_call: trace.entry_call,
-    limit: trace.status === 'never' ? trace.events.length : null,
-    count: options.count,
-    timeout: options.timeout,
-    scripts: scripts.map((actions) => commandsFor(tree, actions)),
-  }));
   let done = 0;
-  const results = await runPdbHarness(jobs, {
-    workers: options.workers,
-    onResult: () => options.onProgress?.(++done, jobs.length),
-  });
+  const harness = { workers: options.workers, onResult: () => options.onProgress?.(++done, traces.length) };
+  const results = await runJobs(prepared, options, harness);
   const report: DifferentialReport = {
     programs: traces.length,
     scripts: 0,
@@ -235,12 +224,63 @@ export async function runDifferential(traces: TraceRecord[], options: Differenti
   return report;
 }
 
-/** The pdb command lines of a script (a breakpoint is `tbreak N` then `continue`). */
-export function commandsFor(tree: StateTree, actions: Action[]): string[] {
+/**
+ * pdb on every prepared trace, results in trace order: function-level traces through
+ * pdb_harness.py, repository-level ones (level `repository`) through repo_pdb_harness.py.
+ */
+async function runJobs(
+  prepared: Array<{ trace: TraceRecord; tree: StateTree; scripts: Action[][] }>,
+  options: DifferentialOptions,
+  harness: HarnessOptions,
+): Promise<PdbResult[]> {
+  const plain = prepared.filter((p) => p.trace.level !== 'repository');
+  const repo = prepared.filter((p) => p.trace.level === 'repository');
+  const [a, b] = await Promise.all([
+    runPdbHarness(plain.map(({ trace, tree, scripts }) => pdbJob(trace, options.count, options.timeout, scripts.map((s) => commandsFor(tree, s)))), harness),
+    runRepoPdbHarness(repo.map(({ trace, tree, scripts }) => repoPdbJob(trace, options.timeout, scripts.map((s) => commandsFor(tree, s, trace.scope?.repo)))), harness),
+  ]);
+  const byTrace = new Map<(typeof prepared)[number], PdbResult>();
+  plain.forEach((p, k) => byTrace.set(p, a[k]));
+  repo.forEach((p, k) => byTrace.set(p, b[k]));
+  return prepared.map((p) => byTrace.get(p) as PdbResult);
+}
+
+/** The function-level harness job of a trace. */
+export function pdbJob(trace: TraceRecord, count: boolean, timeout: number, scripts: string[][]): PdbJob {
+  return {
+    id: trace.id,
+    code: trace.code,
+    entry_call: trace.entry_call,
+    limit: trace.status === 'never' ? trace.events.length : null,
+    count,
+    timeout,
+    scripts,
+  };
+}
+
+/** The repository-level harness job of a scoped trace (src/ndl/repo_scope.ts). */
+export function repoPdbJob(trace: TraceRecord, timeout: number, scripts: string[][]): RepoPdbJob {
+  const scope = trace.scope;
+  if (!scope) throw new Error(`trace ${trace.id}: a repository-level trace without scope`);
+  return {
+    id: trace.id,
+    root: scope.repo,
+    path: scope.path,
+    entry: scope.entry,
+    invocation: scope.invocation,
+    repr_cap: scope.repr_cap,
+    seed: 0,
+    timeout,
+    scripts,
+  };
+}
+
+/** The pdb command lines of a script (a breakpoint is `tbreak [FILE:]N` then `continue`). */
+export function commandsFor(tree: StateTree, actions: Action[], root?: string): string[] {
   const out: string[] = [];
   let i = 0;
   for (const a of actions) {
-    const cmds = pdbCommands(tree, i, a);
+    const cmds = pdbCommands(tree, i, a, root);
     if (!cmds) throw new Error(`breakpoint target ${JSON.stringify(a.target)} is not a line of the program`);
     out.push(...cmds);
     i = nextNode(tree, i, a);

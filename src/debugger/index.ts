@@ -5,5 +5,5 @@
 export * from './vocabulary';
 export * from './types';
 export { buildForwardTree, buildInverseTree } from './tree';
-export { nextNode, availableActions, breakpointTargets, breakpointLine } from './actions';
-export { forwardContext, inverseContext, statementLines } from './source';
+export { nextNode, availableActions, breakpointTargets, breakpointLine, breakpointLocation } from './actions';
+export { forwardContext, inverseContext, statementLines, traceContext } from './source';

@@ -4,8 +4,9 @@
  * spread over several such processes.
  */
 import { spawn } from 'child_process';
+import * as path from 'path';
 import { assetPath } from '../util/paths';
-import { breakpointLine } from './actions';
+import { breakpointLocation } from './actions';
 import { Action, StateTree } from './types';
 
 export interface PdbStop {
@@ -60,11 +61,28 @@ export interface PdbResult {
 }
 
 /**
- * The pdb commands for one action from node `i`: step, next, return, continue, or
- * `tbreak N` + continue where N is the line chosen by breakpointLine. Undefined when a
- * breakpoint's text is no line of the program (pdb has no way to express it).
+ * A repository-level job (src/debugger/repo_pdb_harness.py): pdb is driven into invocation
+ * `invocation` of the run of `entry` in the repository at `root`.
  */
-export function pdbCommands(tree: StateTree, i: number, action: Action): string[] | undefined {
+export interface RepoPdbJob {
+  id: string;
+  root: string;
+  path: string[];
+  entry: string;
+  invocation: number;
+  repr_cap: number;
+  seed: number;
+  timeout: number;
+  scripts: string[][];
+}
+
+/**
+ * The pdb commands for one action from node `i`: step, next, return, continue, or
+ * `tbreak N` + continue where N is the line chosen by breakpointLocation (`tbreak FILE:N` in a
+ * repository-level tree, FILE under `root`). Undefined when a breakpoint's text is no line of
+ * the program (pdb has no way to express it).
+ */
+export function pdbCommands(tree: StateTree, i: number, action: Action, root?: string): string[] | undefined {
   switch (action.kind) {
     case 'step_into':
       return ['step'];
@@ -75,19 +93,24 @@ export function pdbCommands(tree: StateTree, i: number, action: Action): string[
     case 'continue':
       return ['continue'];
     case 'breakpoint': {
-      const line = breakpointLine(tree, i, action.target ?? '');
-      return line === undefined ? undefined : [`tbreak ${line}`, 'continue'];
+      const at = breakpointLocation(tree, i, action.target ?? '');
+      if (at === undefined) return undefined;
+      const file = at.file !== undefined ? `${path.join(root ?? '', at.file)}:` : '';
+      return [`tbreak ${file}${at.line}`, 'continue'];
     }
     default:
       throw new Error(`pdbCommands: ${action.kind} has no pdb equivalent`);
   }
 }
 
+const HARNESS = 'src/debugger/pdb_harness.py';
+const REPO_HARNESS = 'src/debugger/repo_pdb_harness.py';
+
 /** Runs the jobs in one harness process; results come back in job order. */
-function runOneProcess(jobs: PdbJob[], onResult?: (r: PdbResult) => void): Promise<PdbResult[]> {
+function runOneProcess(harness: string, jobs: Array<PdbJob | RepoPdbJob>, onResult?: (r: PdbResult) => void): Promise<PdbResult[]> {
   return new Promise((resolve, reject) => {
     if (jobs.length === 0) return resolve([]);
-    const child = spawn('python3', [assetPath('src/debugger/pdb_harness.py')], {
+    const child = spawn('python3', [assetPath(harness)], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, PYTHONHASHSEED: '0' },
     });
@@ -121,14 +144,25 @@ function runOneProcess(jobs: PdbJob[], onResult?: (r: PdbResult) => void): Promi
   });
 }
 
+export interface HarnessOptions {
+  workers?: number;
+  onResult?: (r: PdbResult) => void;
+}
+
 /** Runs the jobs over `workers` harness processes (round-robin); results in job order. */
-export async function runPdbHarness(
-  jobs: PdbJob[],
-  options: { workers?: number; onResult?: (r: PdbResult) => void } = {},
-): Promise<PdbResult[]> {
+export function runPdbHarness(jobs: PdbJob[], options: HarnessOptions = {}): Promise<PdbResult[]> {
+  return runSharded(HARNESS, jobs, options);
+}
+
+/** runPdbHarness for repository-level jobs (repo_pdb_harness.py). */
+export function runRepoPdbHarness(jobs: RepoPdbJob[], options: HarnessOptions = {}): Promise<PdbResult[]> {
+  return runSharded(REPO_HARNESS, jobs, options);
+}
+
+async function runSharded<J extends PdbJob | RepoPdbJob>(harness: string, jobs: J[], options: HarnessOptions): Promise<PdbResult[]> {
   const workers = Math.max(1, Math.min(options.workers ?? 1, jobs.length));
-  const shards: PdbJob[][] = Array.from({ length: workers }, () => []);
+  const shards: J[][] = Array.from({ length: workers }, () => []);
   jobs.forEach((j, k) => shards[k % workers].push(j));
-  const parts = await Promise.all(shards.map((s) => runOneProcess(s, options.onResult)));
+  const parts = await Promise.all(shards.map((s) => runOneProcess(harness, s, options.onResult)));
   return jobs.map((_, k) => parts[k % workers][Math.floor(k / workers)]);
 }

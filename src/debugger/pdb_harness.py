@@ -197,9 +197,7 @@ def _child(job, commands, result_fd):
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    bdb.Breakpoint.next = 1  # breakpoints are class-global in bdb: start from none
-    bdb.Breakpoint.bplist = {}
-    bdb.Breakpoint.bpbynumber = [None]
+    reset_breakpoints()
     context = build_context(job["code"], job["entry_call"])
     _install_source(context)
     debugger = ScriptedPdb(commands, result_fd, limit=job.get("limit"), count=bool(job.get("count")))
@@ -218,13 +216,23 @@ def _child(job, commands, result_fd):
     debugger._finish({"event": "exit", "kind": kind})
 
 
-def run_script(job, commands, timeout):
+def reset_breakpoints():
+    """Breakpoints are class-global in bdb: a forked child starts from none."""
+    bdb.Breakpoint.next = 1
+    bdb.Breakpoint.bplist = {}
+    bdb.Breakpoint.bpbynumber = [None]
+
+
+def run_script(job, commands, timeout, child=None):
+    """Runs `child(job, commands, result_fd)` (default: the function-level _child) in a fork
+    and returns what it wrote, or a failure after `timeout` seconds."""
+    child = child or _child
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
         try:
-            _child(job, commands, write_fd)
+            child(job, commands, write_fd)
         finally:
             os._exit(3)
     os.close(write_fd)
@@ -259,13 +267,14 @@ def _now():
     return time.monotonic()
 
 
-def main():
+def main(child=None):
+    """JSONL jobs on stdin -> results on stdout; `child` runs one script (default _child)."""
     for line in sys.stdin:
         if not line.strip():
             continue
         job = json.loads(line)
         timeout = float(job.get("timeout") or 10)
-        runs = [run_script(job, script, timeout) for script in job["scripts"]]
+        runs = [run_script(job, script, timeout, child) for script in job["scripts"]]
         sys.stdout.write(json.dumps({"id": job["id"], "python": python_version(), "runs": runs}) + "\n")
         sys.stdout.flush()
 

@@ -4,6 +4,18 @@
  * type even when execution never reaches them again.
  */
 
+import type { TraceRecord } from '../trace/types';
+import type { Direction } from './vocabulary';
+
+/**
+ * The CONTEXT of a trace in a direction (spec ndl.md §2): forward is the program plus `main`,
+ * inverse the program alone; a repository-level trace's is its multi-file SRC alone both ways.
+ */
+export function traceContext(trace: Pick<TraceRecord, 'code' | 'entry_call' | 'level'>, direction: Direction): string {
+  if (direction === 'inverse' || trace.level === 'repository') return inverseContext(trace.code);
+  return forwardContext(trace.code, trace.entry_call);
+}
+
 /** The forward CONTEXT: the program plus the `main` wrapper; same text as the tracer's build_context. */
 export function forwardContext(code: string, entryCall: string): string {
   return code.replace(/\n+$/, '') + '\n\ndef main():\n    return ' + entryCall + '\n';
@@ -15,8 +27,10 @@ export function inverseContext(code: string): string {
 }
 
 export interface SourceLine {
-  /** 1-based line number in the CONTEXT. */
+  /** 1-based line number in the CONTEXT (repository-level: in `file`). */
   line: number;
+  /** Repository-level only: the file (relative to the root) the line is in. */
+  file?: string;
   /** The line's text, indentation kept. */
   src: string;
 }

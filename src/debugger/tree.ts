@@ -8,11 +8,11 @@
  */
 import type { InverseEvent } from './vocabulary';
 import type { TraceEvent, TraceRecord } from '../trace/types';
-import { forwardContext, inverseContext, statementLines } from './source';
+import { statementLines, traceContext } from './source';
 import type { StateNode, StateTree } from './types';
 
 function nodeOf(e: TraceEvent, index: number, traceIndex: number): StateNode {
-  return {
+  const node: StateNode = {
     index,
     event: e.event,
     depth: e.depth,
@@ -23,17 +23,24 @@ function nodeOf(e: TraceEvent, index: number, traceIndex: number): StateNode {
     value: e.value,
     traceIndex,
   };
+  if (e.file !== undefined) node.file = e.file;
+  return node;
+}
+
+/** The breakpoint targets a user could type: a repository-level trace lists its own. */
+function targetsOf(trace: TraceRecord, context: string): StateTree['statementLines'] {
+  return trace.scope?.statement_lines ?? statementLines(context);
 }
 
 /** Every recorded event, `main`'s included, in execution order; EXIT is the run's status. */
 export function buildForwardTree(trace: TraceRecord): StateTree {
-  const context = forwardContext(trace.code, trace.entry_call);
+  const context = traceContext(trace, 'forward');
   return {
     direction: 'forward',
     nodes: trace.events.map((e, i) => nodeOf(e, i, i)),
     exitKind: trace.status,
     context,
-    statementLines: statementLines(context),
+    statementLines: targetsOf(trace, context),
   };
 }
 
@@ -60,13 +67,13 @@ const INVERSE_OF: Record<TraceEvent['event'], InverseEvent> = {
  */
 export function buildInverseTree(trace: TraceRecord): StateTree {
   const events = trace.events;
-  const context = inverseContext(trace.code);
+  const context = traceContext(trace, 'inverse');
   const tree: StateTree = {
     direction: 'inverse',
     nodes: [],
     exitKind: 'inv_exit_entry',
     context,
-    statementLines: statementLines(context),
+    statementLines: targetsOf(trace, context),
   };
   const entryStart = events.findIndex((e) => e.event === 'call' && e.depth === 1);
   if (entryStart < 0) return tree;

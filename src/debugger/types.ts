@@ -17,6 +17,8 @@ export interface StateNode extends Pick<TraceEvent, 'depth' | 'invocation' | 'li
   event: NdlEvent;
   /** Index of the TraceEvent this node was built from (inv_line_call copies point at the same line event). */
   traceIndex: number;
+  /** Repository-level trees only: the node's file, relative to the repository root. */
+  file?: string;
 }
 
 export interface Action {
@@ -42,5 +44,5 @@ export interface StateTree {
    * The statement lines inside the program's functions (see source.ts `statementLines`): the
    * breakpoint targets that may never be reached. Set by the builders like `context`.
    */
-  statementLines?: Array<{ line: number; src: string }>;
+  statementLines?: Array<{ line: number; src: string; file?: string }>;
 }

@@ -3,16 +3,15 @@
  * `DocumentWriter` builds a document frame by frame so the sampler can measure a token budget
  * as it goes; `formatDocument` is the one-shot form.
  */
-import { showsValue, type Action, type Direction, type StateNode, type StateTree } from '../debugger';
+import { showsValue, traceContext, type Action, type Direction, type StateNode, type StateTree } from '../debugger';
 import type { TraceRecord } from '../trace/types';
 import { dumpsEntries, dumpsValue } from './pyjson';
 import { actionToken, DOCUMENT_TOKENS as D, eventToken, exitToken, STRUCTURE_TOKENS as S } from './tokens';
 import type { Trajectory, TrajectoryStep } from './types';
 
 /** The CONTEXT of a document (§2): code with trailing newlines stripped, plus `main` when forward. */
-export function buildContext(trace: Pick<TraceRecord, 'code' | 'entry_call'>, direction: Direction): string {
-  const code = trace.code.replace(/\n+$/, '');
-  return direction === 'forward' ? `${code}\n\ndef main():\n    return ${trace.entry_call}\n` : `${code}\n`;
+export function buildContext(trace: Pick<TraceRecord, 'code' | 'entry_call' | 'level'>, direction: Direction): string {
+  return traceContext(trace, direction);
 }
 
 /** The delta of §3: variables of `cur` that are new or changed vs `prev`, and whether any was left out. */
@@ -65,7 +64,7 @@ export class DocumentWriter {
   private frames = 0;
 
   constructor(
-    readonly trace: Pick<TraceRecord, 'code' | 'entry_call'>,
+    readonly trace: Pick<TraceRecord, 'code' | 'entry_call' | 'level'>,
     readonly tree: StateTree,
   ) {
     this.parts.push(D.begin + S.traceContextStart + buildContext(trace, tree.direction));
@@ -133,7 +132,7 @@ export class DocumentWriter {
  * The document of `trajectory` through `tree` (built from `trace`). The caller guarantees the
  * trajectory follows the tree (the sampler does; see test/ndl/oracle.test.ts).
  */
-export function formatDocument(trace: Pick<TraceRecord, 'code' | 'entry_call'>, tree: StateTree, trajectory: Trajectory): string {
+export function formatDocument(trace: Pick<TraceRecord, 'code' | 'entry_call' | 'level'>, tree: StateTree, trajectory: Trajectory): string {
   if (trajectory.direction !== tree.direction) throw new Error('formatDocument: trajectory and tree directions differ');
   if (trajectory.steps.length === 0) throw new Error('formatDocument: empty trajectory');
   const w = new DocumentWriter(trace, tree);

@@ -141,7 +141,7 @@ export interface SampledDocument {
  * The first frame is always written, even if it alone is over the token budget.
  */
 export function sampleDocument(
-  trace: Pick<TraceRecord, 'code' | 'entry_call'>,
+  trace: Pick<TraceRecord, 'code' | 'entry_call' | 'level'>,
   tree: StateTree,
   rng: Rng,
   config: SamplerConfig,

@@ -42,6 +42,8 @@ export interface SandboxOptions {
 export type SandboxRequest =
   | { id: string; kind: 'trace'; code: string; entry_call: string; timeout_s?: number; max_events?: number }
   | { id: string; kind: 'exec'; code: string; timeout_s?: number }
+  /** One repository entry point (src/trace/repo_tracer.py): `spec` is the repository as JSON. */
+  | { id: string; kind: 'repo'; spec: string; entry: string; timeout_s?: number; max_events?: number }
   | { id: string; kind: 'stats' };
 
 /** The raw result line of the worker, parsed. */
@@ -248,6 +250,14 @@ export class SandboxPool {
     return this.run(req);
   }
 
+  /** Traces one entry point of a repository (src/trace/repo.ts builds `spec`). */
+  traceRepoEntry(id: string, spec: string, entry: string, limits: { timeoutS?: number; maxEvents?: number } = {}): Promise<SandboxResult> {
+    const req: SandboxRequest = { id, kind: 'repo', spec, entry };
+    if (limits.timeoutS !== undefined) req.timeout_s = limits.timeoutS;
+    if (limits.maxEvents !== undefined) req.max_events = limits.maxEvents;
+    return this.run(req);
+  }
+
   /** Runs `code` as `__main__` without tracing. */
   exec(code: string, limits: { timeoutS?: number; id?: string } = {}): Promise<SandboxResult> {
     const req: SandboxRequest = { id: limits.id ?? `exec-${this.nextId++}`, kind: 'exec', code };
@@ -284,13 +294,13 @@ export class SandboxPool {
       return header;
     }
     const id = Buffer.from(req.id, 'utf8');
-    const code = Buffer.from(req.code, 'utf8');
-    const call = Buffer.from(req.kind === 'trace' ? req.entry_call : '', 'utf8');
+    const code = Buffer.from(req.kind === 'repo' ? req.spec : req.code, 'utf8');
+    const call = Buffer.from(req.kind === 'trace' ? req.entry_call : req.kind === 'repo' ? req.entry : '', 'utf8');
     const timeoutS = req.timeout_s ?? (this.workerConfig.timeout_s as number);
     const fields = [
-      (req.kind === 'trace' ? 't' : 'x').charCodeAt(0),
+      ({ trace: 't', exec: 'x', repo: 'r' } as const)[req.kind].charCodeAt(0),
       Math.min(0xffffffff, Math.round(timeoutS * 1000)),
-      req.kind === 'trace' ? req.max_events ?? 0 : 0,
+      req.kind === 'exec' ? 0 : req.max_events ?? 0,
       id.length,
       code.length,
       call.length,
@@ -377,7 +387,8 @@ export function failure(req: SandboxRequest, status: string, limit: string, mess
   const r: Record<string, unknown> = { id: req.id };
   if (req.kind === 'trace') Object.assign(r, { code: req.code, entry_call: req.entry_call, python: pythonVersion() });
   Object.assign(r, { status, error: message, limit, isolation: mode });
-  if (req.kind === 'trace') r.events = [];
+  if (req.kind === 'repo') Object.assign(r, { kind: 'repo', entry: req.entry, python: pythonVersion(), files: {} });
+  if (req.kind === 'trace' || req.kind === 'repo') r.events = [];
   return r as SandboxResult;
 }
 

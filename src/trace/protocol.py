@@ -1,7 +1,7 @@
 """The sandbox's wire format: pool.ts <-> sandbox worker (sandbox.py) <-> its children.
 
 Each request on the worker's stdin is a 24-byte header of six little-endian uint32: kind (`t`
-trace, `x` exec, `s` CPU statistics, as a character code), wall-clock limit in ms, event cap (0:
+trace, `x` exec, `r` repository entry, `s` CPU statistics, as a character code), wall-clock limit in ms, event cap (0:
 the configured one), and the UTF-8 byte lengths of the id, the code and the entry call, which
 follow as raw bytes (the shared child reads the same frames from its request pipe). The answer on stdout is what the child
 wrote there, one JSON result line, followed by the worker's trailer line: `\n\x1e{}\n` when the
@@ -26,6 +26,9 @@ HEADER_BYTES = 4 * len(HEADER_FIELDS)
 KIND, TIMEOUT_MS, MAX_EVENTS, ID_LEN, CODE_LEN, CALL_LEN = range(len(HEADER_FIELDS))
 KIND_TRACE = 0x74  # "t"
 KIND_EXEC = 0x78  # "x"
+# "r": one repository entry point (repo_tracer.py); the code field holds the JSON spec of the
+# repository ({"root", "path", ...}) and the call field the entry point.
+KIND_REPO = 0x72
 KIND_STATS = 0x73  # "s"
 OK_TRAILER = b"\n\x1e{}\n"
 

@@ -20,8 +20,8 @@ import time
 
 import purity
 import tracer
-from protocol import (CALL_LEN, CODE_LEN, ID_LEN, KIND, KIND_EXEC, KIND_TRACE, MAX_EVENTS,
-                      TIMEOUT_MS, encode_line, read_into, write_all)
+from protocol import (CALL_LEN, CODE_LEN, ID_LEN, KIND, KIND_EXEC, KIND_REPO, KIND_TRACE,
+                      MAX_EVENTS, TIMEOUT_MS, encode_line, read_into, write_all)
 
 _real_exit = os._exit  # captured before the child patches os._exit
 _monotonic = time.monotonic
@@ -131,6 +131,8 @@ class Runner:
         self.start_program()
         if self.kind == KIND_EXEC:
             self.run_exec()
+        elif self.kind == KIND_REPO:
+            self.run_repo(start)
         else:
             self.run_trace(start)
 
@@ -227,6 +229,23 @@ class Runner:
                                    compiled=compiled)
         self.finish(rec)
 
+    def run_repo(self, start):
+        """One repository entry point (repo_tracer.py): the code field is the JSON spec."""
+        import json
+
+        import repo_tracer
+
+        spec = json.loads(self.code)
+        spec["timeout_s"] = self.timeout
+        self.recorder = repo_tracer.RepoRecorder(
+            spec["root"],
+            max_events=self.max_events,
+            repr_cap=self.cfg["repr_cap"],
+            on_limit=self.on_limit,
+            deadline=start + self.timeout,
+        )
+        self.finish(repo_tracer.trace_entry(spec, self.entry_call, self.recorder))
+
     def run_exec(self):
         rec = {"status": "normal"}
         self.record = rec
@@ -240,6 +259,10 @@ class Runner:
 
     def on_limit(self, recorder, reason):
         rec = recorder.record
+        if rec.get("kind") == "repo":
+            import repo_tracer
+
+            repo_tracer.add_blocks(rec)
         rec["status"] = "never"
         rec["limit"] = reason
         rec["error"] = tracer.limit_message(reason, recorder.max_events)

@@ -100,7 +100,8 @@ class Recorder:
         self.limit_reason = None
         self.record = None  # the trace record being filled (set by trace_program)
         self._next_invocation = 0
-        # frame -> [invocation id, depth, index of the frame's current line event or -1]
+        # frame -> [invocation id, depth, index of the frame's current line event or -1, the
+        # source lines its events' src come from]
         self._frames = {}
         self._exception_pending = set()
 
@@ -125,8 +126,16 @@ class Recorder:
             self.on_limit(self, reason)
         raise StepLimit(reason)
 
+    def lines_of(self, code):
+        """The source lines of a code object to record (its frames are traced), or None.
+        RepoRecorder (repo_tracer.py) records other files."""
+        return self.source_lines if code.co_filename == FILENAME else None
+
     def global_trace(self, frame, event, arg):
-        if event != "call" or frame.f_code.co_filename != FILENAME:
+        if event != "call":
+            return None
+        lines = self.lines_of(frame.f_code)
+        if lines is None:
             return None
         parent = frame.f_back
         while parent is not None and parent not in self._frames:
@@ -138,13 +147,14 @@ class Recorder:
             line_index = self._frames[parent][2]
             if line_index >= 0:
                 self.events[line_index].setdefault("calls", []).append(invocation)
-        self._frames[frame] = [invocation, depth, -1]
+        self._frames[frame] = [invocation, depth, -1, lines]
+        firstline = frame.f_code.co_firstlineno
         record = {
             "event": "call",
             "depth": depth,
             "invocation": invocation,
-            "line": frame.f_code.co_firstlineno,
-            "src": self._src(frame.f_code.co_firstlineno),
+            "line": firstline,
+            "src": lines[firstline - 1] if 0 < firstline <= len(lines) else "",
             "locals": self._locals(frame),
             "value": None,
             "func": frame.f_code.co_name,
@@ -158,14 +168,14 @@ class Recorder:
         info = self._frames.get(frame)
         if info is None:
             return None
-        invocation, depth, _ = info
+        invocation, depth, _, lines = info
         lineno = frame.f_lineno
         record = {
             "event": event,
             "depth": depth,
             "invocation": invocation,
             "line": lineno,
-            "src": self._src(lineno),
+            "src": lines[lineno - 1] if 0 < lineno <= len(lines) else "",
             "locals": self._locals(frame),
             "value": None,
             "func": frame.f_code.co_name,
@@ -189,19 +199,20 @@ class Recorder:
         return self.local_trace
 
     def _returned_normally(self, frame):
-        """A 'return' event is also sent when an exception leaves the frame; tell them apart."""
-        if frame not in self._exception_pending:
-            return True
-        if not _RETURN_OPCODES:
-            return False
-        try:
-            return frame.f_code.co_code[frame.f_lasti] in _RETURN_OPCODES
-        except Exception:
-            return False
+        return returned_normally(frame, frame in self._exception_pending)
 
-    def _src(self, lineno):
-        lines = self.source_lines
-        return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+
+def returned_normally(frame, exception_pending):
+    """A 'return' event is also sent when an exception leaves the frame; tell them apart:
+    after an 'exception' event with no 'line' since, only a return opcode means a return."""
+    if not exception_pending:
+        return True
+    if not _RETURN_OPCODES:
+        return False
+    try:
+        return frame.f_code.co_code[frame.f_lasti] in _RETURN_OPCODES
+    except Exception:
+        return False
 
 
 def _at_opcode(frame, opcode):

@@ -30,6 +30,9 @@ export interface TraceEvent {
   resumed?: boolean;
   /** Set on a generator's `return` event that is a yield (value = the yielded value's repr). */
   yield?: boolean;
+  /** Repository-level traces only: the file of the frame, relative to the repository root
+   * (on call events of a repository trace; on every event of a scoped one). */
+  file?: string;
 }
 
 export interface TraceRecord {
@@ -52,10 +55,42 @@ export interface TraceRecord {
   /** Characters beyond the output cap that were dropped. */
   stdout_truncated?: number;
   stderr_truncated?: number;
+  /**
+   * `repository`: a trajectory source scoped to one invocation of a repository trace
+   * (src/ndl/repo_scope.ts): `code` is the multi-file SRC (docs/ndl.md, "Repository documents"),
+   * both directions' CONTEXT is `code` alone (no `main`), the entry invocation is depth 1 and
+   * EXIT is leaving it. Absent on function-level traces.
+   */
+  level?: 'repository';
+  scope?: RepoScope;
   /** Sandbox isolation the run had: `bwrap` (OS namespaces + guards) or `guards` (rlimits + audit hooks). */
   isolation?: 'bwrap' | 'guards';
   /** Operations the sandbox refused (audit event names, e.g. `os.fork`), when any. */
   blocked?: string[];
+}
+
+/** Where a repository-level trajectory comes from, and what pdb needs to replay it. */
+export interface RepoScope {
+  repo_id: string;
+  /** Repository root (absolute) and the sys.path entries its run had first. */
+  repo: string;
+  path: string[];
+  /** The repository trace's entry point (e.g. `unittest:tests.test_x.T.test_y`). */
+  entry: string;
+  /** Id of the repository trace record. */
+  trace_id: string;
+  /** The chosen invocation's id and depth in the repository trace. */
+  invocation: number;
+  depth: number;
+  func: string;
+  file: string;
+  /** The def blocks written into the SRC: [file, first line, last line], in SRC order. */
+  blocks: Array<[string, number, number]>;
+  /** Functions called in the scope whose block did not fit the context budget. */
+  omitted: number;
+  /** The breakpoint targets a user could name (the statement lines of the SRC's blocks). */
+  statement_lines: Array<{ file: string; line: number; src: string }>;
+  repr_cap: number;
 }
 
 /**

@@ -2,6 +2,8 @@ import * as fs from 'fs';
 import type { Argv, CommandModule } from 'yargs';
 import { samplerConfigSchema } from '../../ndl/config';
 import { checkRoundTrips, generateDocuments } from '../../ndl/run';
+import { entrySamplingSchema } from '../../ndl/repo_scope';
+import { scopeRepoTraces } from '../../ndl/repo_run';
 import { renderDocument } from '../../ndl/show';
 import type { TokenCounter } from '../../ndl/sampler';
 import { Tokenizer } from '../../tokenizer';
@@ -52,6 +54,26 @@ export const ndlCommand: CommandModule = {
             overwrite: argv.overwrite as boolean,
             quiet: argv.quiet as boolean,
           });
+          process.stdout.write(JSON.stringify(summary) + '\n');
+        },
+      })
+      .command({
+        command: 'scope',
+        describe: 'Repository traces (`ndbg trace-repo`) -> trace JSONL scoped to sampled entry invocations (docs/ndl.md, "Repository documents")',
+        builder: (yy: Argv) =>
+          withConfigOptions(yy)
+            .option('traces', { type: 'string', demandOption: true, describe: 'repository trace JSONL' })
+            .option('out', { type: 'string', demandOption: true, describe: 'output trace JSONL (level "repository")' })
+            .option('seed', { type: 'number', default: 0, describe: 'entry sampling seed; the choice depends only on (seed, trace id)' })
+            .option('seq-len', { type: 'number', describe: 'the SRC budget is half of seq_len + 1 tokens unless --set contextTokens=N' })
+            .option('tokenizer', { type: 'string', describe: 'tokenizer model that counts the SRC budget exactly' })
+            .example('$0 ndl scope --traces shop.jsonl --out scoped.jsonl --set perTrace=8 --set recursion=false', ''),
+        handler: async (argv) => {
+          const sampling = loadConfig(entrySamplingSchema, { file: argv.config as string | undefined, overrides: argv.set as string[] });
+          const budget = await documentBudget(argv['seq-len'] as number | undefined, argv.tokenizer as string | undefined);
+          const explicit = (argv.set as string[]).some((s) => s.startsWith('contextTokens='));
+          if (budget.maxTokens !== undefined && !explicit) sampling.contextTokens = Math.max(1, Math.floor(budget.maxTokens / 2));
+          const summary = await scopeRepoTraces({ traces: argv.traces as string, out: argv.out as string, seed: argv.seed as number, sampling, countTokens: budget.countTokens });
           process.stdout.write(JSON.stringify(summary) + '\n');
         },
       })

@@ -1,8 +1,8 @@
 import * as fs from 'fs';
 import type { Argv, CommandModule } from 'yargs';
 import { buildForwardTree, buildInverseTree } from '../../debugger';
-import { commandsFor, compareRun, DEFAULT_SCRIPT_OPTIONS, runDifferential } from '../../debugger/differential';
-import { runPdbHarness } from '../../debugger/pdb';
+import { commandsFor, compareRun, DEFAULT_SCRIPT_OPTIONS, pdbJob, repoPdbJob, runDifferential } from '../../debugger/differential';
+import { runPdbHarness, runRepoPdbHarness } from '../../debugger/pdb';
 import { explore, exploreJson, formatExplore, parseActions } from '../../debugger/explore';
 import { traceInProcess } from '../../trace/inprocess';
 import { checkPythonSyntax } from '../../trace/syntax';
@@ -49,9 +49,8 @@ export const oracleCommand: CommandModule = {
           process.stdout.write(argv.json ? exploreJson(result) + '\n' : formatExplore(result, actions));
           if (argv.pdb) {
             if (argv.inverse) throw new UserError('--pdb: pdb has no inverse actions');
-            const [res] = await runPdbHarness([
-              { id: trace.id, code: trace.code, entry_call: trace.entry_call, limit: trace.status === 'never' ? trace.events.length : null, count: true, timeout: 30, scripts: [commandsFor(tree, actions)] },
-            ]);
+            const scripts = [commandsFor(tree, actions, trace.scope?.repo)];
+            const [res] = trace.level === 'repository' ? await runRepoPdbHarness([repoPdbJob(trace, 30, scripts)]) : await runPdbHarness([pdbJob(trace, true, 30, scripts)]);
             const c = compareRun(trace.id, 0, tree, actions, res.runs[0]);
             const line = c.mismatch
               ? `pdb: disagrees at step ${c.mismatch.step} (${c.mismatch.verdict}): pdb stopped at ${JSON.stringify(c.mismatch.actual)}`
