@@ -25,6 +25,13 @@ export const spmSettingsSchema = z
     allowWhitespaceOnlyPieces: z.boolean().default(true),
     /** Every digit is its own piece (numbers in traces are read digit by digit). */
     splitDigits: z.boolean().default(true),
+    /**
+     * true: a newline is always a piece of its own (a user-defined symbol after the NDL tokens),
+     * so a source line has the same ids in the program context (where it ends with a newline)
+     * as in a frame's SRC (where it does not): the model copies a line id for id instead of
+     * learning that `):⏎` and `):` are the same. Costs one id per line (docs/tokenizer.md).
+     */
+    newlinePiece: z.boolean().default(false),
     /** Longest piece in characters (spm's --max_sentencepiece_length). */
     maxPieceLength: z.number().int().min(1).max(64).default(16),
     characterCoverage: z.number().gt(0).max(1).default(0.9999),

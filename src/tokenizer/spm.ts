@@ -46,6 +46,8 @@ export function requiredCharsIn(sample: string): string {
   return ['\t', NEWLINE, ESCAPE].filter((c) => sample.includes(c)).join('');
 }
 
+const requiredCharsArg = (chars: string | undefined): string[] => (chars ? [`--required_chars=${chars}`] : []);
+
 /** The full spm_train argument list (recorded in the manifest). */
 export function spmTrainArgs(job: SpmTrainJob, symbolsFile: string): string[] {
   const s = job.settings;
@@ -66,7 +68,8 @@ export function spmTrainArgs(job: SpmTrainJob, symbolsFile: string): string[] {
     `--user_defined_symbols_file=${symbolsFile}`,
     // Tab and the escape layer's chars stay in the alphabet however rare they are in the sample
     // (only those that occur: the BPE trainer aborts on a required char with frequency 0).
-    ...(job.requiredChars ? [`--required_chars=${job.requiredChars}`] : []),
+    // A newline piece is a user-defined symbol already (spm_train rejects a char defined twice).
+    ...requiredCharsArg(s.newlinePiece ? job.requiredChars?.replace(NEWLINE, '') : job.requiredChars),
     '--unk_id=0',
     '--bos_id=-1',
     '--eos_id=-1',
@@ -84,7 +87,8 @@ export function spmTrainArgs(job: SpmTrainJob, symbolsFile: string): string[] {
 export function runSpmTrain(job: SpmTrainJob): string[] {
   fs.mkdirSync(path.dirname(path.resolve(job.cwd, job.modelPrefix)), { recursive: true });
   const symbolsFile = `${job.modelPrefix}.symbols.txt`;
-  fs.writeFileSync(path.resolve(job.cwd, symbolsFile), (job.specialTokens ?? SPECIAL_TOKENS).join('\n') + '\n');
+  const symbols = [...(job.specialTokens ?? SPECIAL_TOKENS), ...(job.settings.newlinePiece ? [NEWLINE] : [])];
+  fs.writeFileSync(path.resolve(job.cwd, symbolsFile), symbols.join('\n') + '\n');
   const args = spmTrainArgs(job, symbolsFile);
   try {
     const bin = job.bin ?? process.env.NDBG_SPM_TRAIN ?? 'spm_train';

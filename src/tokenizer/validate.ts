@@ -1,4 +1,5 @@
 import { SPECIAL_TOKENS } from '../ndl/tokens';
+import { NEWLINE } from './escape';
 import { ModelInfo, PieceType } from './model-proto';
 
 /**
@@ -6,7 +7,8 @@ import { ModelInfo, PieceType } from './model-proto';
  * when fine) so that one error message can name all of them.
  *
  * - The user-defined pieces are exactly SPECIAL_TOKENS, in that order: every NDL token is one
- *   id, and the ids are the same in every ndbg tokenizer's first block.
+ *   id, and the ids are the same in every ndbg tokenizer's first block. The one other allowed
+ *   is the escaped newline right after them (the `newlinePiece` setting).
  * - The normalizer is the identity without a dummy prefix or whitespace cleanup: anything
  *   else changes the text, and decode(encode(x)) == x would not hold.
  * - Byte fallback is on (256 byte pieces), so no character ever becomes <unk>.
@@ -14,6 +16,7 @@ import { ModelInfo, PieceType } from './model-proto';
 export function modelProblems(info: ModelInfo, expected: readonly string[] = SPECIAL_TOKENS): string[] {
   const problems: string[] = [];
   const userDefined = info.pieces.filter((p) => p.type === PieceType.USER_DEFINED).map((p) => p.piece);
+  if (userDefined[userDefined.length - 1] === NEWLINE) userDefined.pop();
   const byPiece = new Map(info.pieces.map((p, id) => [p.piece, { ...p, id }]));
 
   const missing = expected.filter((t) => !byPiece.has(t));

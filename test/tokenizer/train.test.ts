@@ -71,6 +71,21 @@ describe('ndbg tokenizer train', () => {
     for (const d of fixtureDocs()) expect(tok.decode(tok.encode(d))).toBe(d);
   });
 
+  test('newlinePiece: a source line has the same ids in the program context as in a frame SRC', async () => {
+    const a = await trainTokenizer(tinyConfig(path.join(dir, 'nl'), { spm: { newlinePiece: true } }), { log: () => undefined });
+    expect(a.manifest.config.spm.newlinePiece).toBe(true);
+    const tok = await Tokenizer.load(a.modelPath);
+    const newline = tok.encode('\n');
+    expect(newline).toEqual([SPECIAL_TOKENS.length + 1]);
+    const lines = ['def group(names, label):', '    for letter in names:', "        return {'b': 30, 'c': [1, 2]}"];
+    // In the context every line ends with a newline; in SRC it does not. The ids must agree.
+    expect(tok.encode(lines.join('\n') + '\n')).toEqual(lines.flatMap((l) => [...tok.encode(l), ...newline]));
+    for (const d of fixtureDocs()) expect(tok.decode(tok.encode(d))).toBe(d);
+    // Without it (the default), pieces cross the line end, e.g. `):` + newline as one piece.
+    const plain = await Tokenizer.load(path.join(dir, 'a', 'tiny.model'));
+    expect(plain.encode(lines.join('\n') + '\n')).not.toEqual(lines.flatMap((l) => [...plain.encode(l), ...plain.encode('\n')]));
+  });
+
   test('a missing spm_train is a clear error with install instructions', () => {
     expect(() =>
       runSpmTrain({
