@@ -39,29 +39,35 @@ interface OpStat {
 /**
  * Puts a wrapper in front of the native addon (its exports are read-only, so the backend's
  * `binding` field is swapped for an object that inherits from it) so every executeOp call is
- * counted and timed by op name.
+ * counted and timed by op name, and the host↔TensorFlow copies (createTensor, tensorDataSync)
+ * and deleteTensor under their own names in parentheses.
  */
 function instrument(stats: Map<string, OpStat>, byShape: boolean): () => void {
-  type Binding = { executeOp: (...a: unknown[]) => unknown };
-  const backend = tf.backend() as unknown as { binding?: Binding };
+  type Fn = (...a: unknown[]) => unknown;
+  const backend = tf.backend() as unknown as { binding?: Record<string, Fn> };
   const original = backend.binding;
   if (!original) throw new Error('step-profile needs the tensorflow backend (no native binding found)');
-  const timed = Object.create(original) as Binding;
-  // defineProperty, not assignment: the inherited property is read-only.
-  Object.defineProperty(timed, 'executeOp', { value: (...a: unknown[]) => {
-    const t0 = performance.now();
-    let out: Array<{ shape: number[] }> | undefined;
-    try {
-      out = original.executeOp(...a) as Array<{ shape: number[] }>;
-      return out;
-    } finally {
-      const name = byShape ? `${a[0]} → ${out?.map((o) => `[${o.shape}]`).join(' ')}` : String(a[0]);
-      const s = stats.get(name) ?? { count: 0, ms: 0 };
-      s.count += 1;
-      s.ms += performance.now() - t0;
-      stats.set(name, s);
-    }
-  } });
+  const timed = Object.create(original) as Record<string, Fn>;
+  const wrap = (fn: string, label: (a: unknown[], out: unknown) => string) =>
+    // defineProperty, not assignment: the inherited property is read-only.
+    Object.defineProperty(timed, fn, {
+      value: (...a: unknown[]) => {
+        const t0 = performance.now();
+        let out: unknown;
+        try {
+          out = original[fn](...a);
+          return out;
+        } finally {
+          const name = label(a, out);
+          const s = stats.get(name) ?? { count: 0, ms: 0 };
+          s.count += 1;
+          s.ms += performance.now() - t0;
+          stats.set(name, s);
+        }
+      },
+    });
+  wrap('executeOp', (a, out) => (byShape ? `${a[0]} → ${(out as Array<{ shape: number[] }> | undefined)?.map((o) => `[${o.shape}]`).join(' ')}` : String(a[0])));
+  for (const fn of ['createTensor', 'tensorDataSync', 'deleteTensor']) wrap(fn, () => `(${fn})`);
   backend.binding = timed;
   return () => {
     backend.binding = original;

@@ -5,7 +5,7 @@ import { UserError } from '../util/errors';
 import { ModelConfig, headDim, parameterShapes } from './config';
 import { NamedTensor, TensorMap } from './safetensors';
 import { registerGradients } from './gradients';
-import { applyRope, attention, attentionBias, documentBias, headCrossEntropy, rmsNorm, ropeTables, silu } from './layers';
+import { applyRope, attention, attentionBias, documentBias, headCrossEntropy, rmsNorm, ropeTables, rotateHalfMatrix, swiglu } from './layers';
 
 /**
  * A Llama-style decoder-only transformer in tfjs ops:
@@ -37,6 +37,7 @@ export class LlamaModel {
   readonly params = new Map<string, tf.Variable>();
   private readonly cos: tf.Tensor2D;
   private readonly sin: tf.Tensor2D;
+  private readonly rot: tf.Tensor2D;
   private readonly biasCache = new Map<string, tf.Tensor4D>();
 
   private constructor(readonly config: ModelConfig, init: (name: string, shape: number[]) => Float32Array) {
@@ -51,6 +52,7 @@ export class LlamaModel {
     const { cos, sin } = ropeTables(config.max_seq_len, headDim(config), config.rope_theta);
     this.cos = tf.keep(tf.tensor2d(cos, [config.max_seq_len, headDim(config)]));
     this.sin = tf.keep(tf.tensor2d(sin, [config.max_seq_len, headDim(config)]));
+    this.rot = tf.keep(tf.tensor2d(rotateHalfMatrix(headDim(config)), [headDim(config), headDim(config)]));
   }
 
   /** A freshly initialised model; same config and seed give the same weights bit for bit. */
@@ -127,6 +129,7 @@ export class LlamaModel {
     for (const t of this.biasCache.values()) t.dispose();
     this.cos.dispose();
     this.sin.dispose();
+    this.rot.dispose();
   }
 
   private causalBias(T: number, S: number, offset: number, g: number): tf.Tensor4D {
@@ -159,15 +162,22 @@ export class LlamaModel {
     const sin = tf.slice(this.sin, [offset, 0], [T, hd]);
     const S = offset + T;
     const bias = docIds && c.doc_attention_mask && !cache ? documentBias(docIds, this.causalBias(T, T, 0, 1), g) : this.causalBias(T, S, offset, g);
-    const heads = (x: tf.Tensor2D, n: number) => tf.transpose(tf.reshape(x, [B, T, n, hd]), [0, 2, 1, 3]) as tf.Tensor4D;
+    const H = c.n_heads;
+    const Hkv = c.n_kv_heads;
     let x = tf.gather(this.p('model.embed_tokens.weight'), tf.reshape(ids, [-1])) as tf.Tensor2D;
     const newCache: KvCache | undefined = cache ? { k: [], v: [], length: S } : undefined;
     for (let i = 0; i < c.n_layers; i++) {
       const l = `model.layers.${i}`;
       const n1 = rmsNorm(x, this.p(`${l}.input_layernorm.weight`), c.norm_eps) as tf.Tensor2D;
-      const q = applyRope(heads(tf.matMul(n1, this.p(`${l}.self_attn.q_proj.weight`)), c.n_heads), cos, sin);
-      let k = applyRope(heads(tf.matMul(n1, this.p(`${l}.self_attn.k_proj.weight`)), c.n_kv_heads), cos, sin);
-      let v = heads(tf.matMul(n1, this.p(`${l}.self_attn.v_proj.weight`)), c.n_kv_heads);
+      // One product for q, k and v ([d, d] weights concatenated: cheap, and one large matmul
+      // runs faster than three), heads split once; the attention scale 1/√hd rides on Wq.
+      const wqkv = tf.concat([tf.mul(this.p(`${l}.self_attn.q_proj.weight`), 1 / Math.sqrt(hd)), this.p(`${l}.self_attn.k_proj.weight`), this.p(`${l}.self_attn.v_proj.weight`)], 1);
+      const qkv = tf.transpose(tf.reshape(tf.matMul(n1, wqkv), [B, T, H + 2 * Hkv, hd]), [0, 2, 1, 3]) as tf.Tensor4D;
+      const [qk, v0] = tf.split(qkv, [H + Hkv, Hkv], 1) as [tf.Tensor4D, tf.Tensor4D];
+      // RoPE on the q and k heads at once.
+      const [q, k0] = tf.split(applyRope(qk, cos, sin, this.rot), [H, Hkv], 1) as [tf.Tensor4D, tf.Tensor4D];
+      let k = k0;
+      let v = v0;
       if (cache && newCache) {
         if (offset > 0) {
           k = tf.concat([cache.k[i], k], 2);
@@ -179,9 +189,8 @@ export class LlamaModel {
       const a = attention(q, k, v, bias);
       x = tf.add(x, tf.matMul(a, this.p(`${l}.self_attn.o_proj.weight`)));
       const n2 = rmsNorm(x, this.p(`${l}.post_attention_layernorm.weight`), c.norm_eps) as tf.Tensor2D;
-      const gate = silu(tf.matMul(n2, this.p(`${l}.mlp.gate_proj.weight`)));
-      const up = tf.matMul(n2, this.p(`${l}.mlp.up_proj.weight`));
-      x = tf.add(x, tf.matMul(tf.mul(gate, up) as tf.Tensor2D, this.p(`${l}.mlp.down_proj.weight`)));
+      const wgu = tf.concat([this.p(`${l}.mlp.gate_proj.weight`), this.p(`${l}.mlp.up_proj.weight`)], 1);
+      x = tf.add(x, tf.matMul(swiglu(tf.matMul(n2, wgu) as tf.Tensor2D), this.p(`${l}.mlp.down_proj.weight`)));
     }
     return { h: rmsNorm(x, this.p('model.norm.weight'), c.norm_eps) as tf.Tensor2D, cache: newCache };
   }

@@ -96,22 +96,26 @@ export class AdamW {
     }
   }
 
-  /** apply() on gradients already flattened by flatGrads (the step computes their norm from them). */
+  /**
+   * apply() on gradients already flattened by flatGrads (the step computes their norm from them).
+   * The scalars are folded the way PyTorch's AdamW computes it (step size lr/bc1, denominator
+   * √v/√bc2 + ε, here as (√v + ε·√bc2)/√bc2) and gradScale into the moment coefficients, so an
+   * update is 13 elementwise passes per group instead of 16.
+   */
   applyFlat(flat: tf.Tensor1D[], lr: number, gradScale: number): void {
     this.t += 1;
     const { beta1, beta2, eps, weightDecay } = this.opts;
     const bc1 = 1 - Math.pow(beta1, this.t);
-    const bc2 = 1 - Math.pow(beta2, this.t);
+    const sqrtBc2 = Math.sqrt(1 - Math.pow(beta2, this.t));
     this.groups.forEach((grp, gi) => {
       tf.tidy(() => {
-        const g = gradScale === 1 ? flat[gi] : tf.mul(flat[gi], gradScale);
-        const mNew = tf.add(tf.mul(grp.m, beta1), tf.mul(g, 1 - beta1));
-        const vNew = tf.add(tf.mul(grp.v, beta2), tf.mul(tf.square(g), 1 - beta2));
-        const denom = tf.add(tf.sqrt(tf.div(vNew, bc2)), eps);
-        const update = tf.div(tf.div(mNew, bc1), denom);
+        const g = flat[gi];
+        const mNew = tf.add(tf.mul(grp.m, beta1), tf.mul(g, (1 - beta1) * gradScale));
+        const vNew = tf.add(tf.mul(grp.v, beta2), tf.mul(tf.square(g), (1 - beta2) * gradScale * gradScale));
+        const update = tf.div(tf.mul(mNew, (lr * sqrtBc2) / bc1), tf.add(tf.sqrt(vNew), eps * sqrtBc2));
         const current = grp.params.length === 1 ? tf.reshape(grp.params[0].variable, [-1]) : tf.concat(grp.params.map((p) => tf.reshape(p.variable, [-1])));
         const decayed = grp.decay && weightDecay > 0 ? tf.mul(current, 1 - lr * weightDecay) : current;
-        const next = tf.sub(decayed, tf.mul(update, lr));
+        const next = tf.sub(decayed, update);
         const parts = grp.params.length === 1 ? [next] : tf.split(next, grp.sizes);
         grp.params.forEach((p, i) => p.variable.assign(tf.reshape(parts[i], p.variable.shape)));
         grp.m.assign(mNew);
