@@ -53,13 +53,16 @@ export function resolveIsolation(choice?: IsolationChoice, python = 'python3'): 
   return { mode: 'guards', reason: probe.reason };
 }
 
-function bwrapArgs(): string[] {
+/** `readOnly`: host paths under /tmp to show inside too (read-only), e.g. a repository being
+ * traced (src/trace/repo.ts); everything else is visible already through the root bind. */
+function bwrapArgs(readOnly: string[] = []): string[] {
   const src = path.dirname(assetPath('src/trace/sandbox.py'));
   return [
     '--ro-bind', '/', '/',
     '--dev', '/dev',
     '--proc', '/proc',
     '--tmpfs', '/tmp',
+    ...readOnly.flatMap((p) => ['--ro-bind', p, p]),
     '--ro-bind', src, BWRAP_SRC,
     '--unshare-all',
     '--die-with-parent',
@@ -91,14 +94,14 @@ export interface WorkerCommand {
 }
 
 /** The command line of one sandbox worker; `config` is passed to sandbox.py as JSON. */
-export function workerCommand(mode: IsolationMode, python: string, config: Record<string, unknown>): WorkerCommand {
+export function workerCommand(mode: IsolationMode, python: string, config: Record<string, unknown>, readOnly: string[] = []): WorkerCommand {
   // -S: no site (fewer modules in the forked worker, so a cheaper fork); -s, -B: no user site, no .pyc writes.
   const pyFlags = ['-S', '-s', '-B'];
   if (mode === 'bwrap') {
     const cfg = { ...config, isolation: 'bwrap', workdir_base: BWRAP_BASE };
     return {
       command: 'bwrap',
-      args: [...bwrapArgs(), '--', python, ...pyFlags, `${BWRAP_SRC}/sandbox.py`, JSON.stringify(cfg)],
+      args: [...bwrapArgs(readOnly.filter((p) => p === '/tmp' || p.startsWith('/tmp/'))), '--', python, ...pyFlags, `${BWRAP_SRC}/sandbox.py`, JSON.stringify(cfg)],
       env: baseEnv(`${BWRAP_BASE}/work`),
     };
   }

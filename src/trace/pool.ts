@@ -37,6 +37,9 @@ export interface SandboxOptions {
    * program when less than that program's time limit + 1 s would be left of it. */
   sessionCpuS?: number;
   python?: string;
+  /** Host paths the programs read (a repository being traced): bubblewrap mounts a fresh /tmp,
+   * so those under /tmp are bound into it read-only. */
+  readOnlyPaths?: string[];
 }
 
 export type SandboxRequest =
@@ -78,7 +81,7 @@ class Worker {
   }
 
   private start(): void {
-    const cmd = workerCommand(this.pool.mode, this.pool.python, this.pool.workerConfig);
+    const cmd = workerCommand(this.pool.mode, this.pool.python, this.pool.workerConfig, this.pool.options.readOnlyPaths);
     this.cleanup = cmd.cleanup;
     this.dead = false;
     this.buf = '';

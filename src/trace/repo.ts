@@ -88,6 +88,11 @@ export function repoSpec(root: string, opts: RepoOptions = {}): RepoSpec {
   return { root: real, path: dirs, unittest: opts.unittest ?? !isFile, doctest: opts.doctest ?? [] };
 }
 
+/** What a sandbox pool tracing these repositories must be able to read (SandboxOptions.readOnlyPaths). */
+export function repoReadPaths(specs: RepoSpec[]): string[] {
+  return [...new Set(specs.flatMap((s) => [s.root, ...s.path]))];
+}
+
 function asRecord(r: Record<string, unknown>, repoId: string, spec: RepoSpec): RepoTraceRecord {
   const rec = r as unknown as RepoTraceRecord;
   rec.repo_id = repoId;

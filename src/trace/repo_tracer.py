@@ -177,6 +177,10 @@ def _prepare_unittest(rest, spec):
         suite = unittest.TestLoader().loadTestsFromName(rest)
     except BaseException as e:
         raise EntryError("unittest %s: %s: %s" % (rest, type(e).__name__, tracer.safe_repr_message(e)))
+    # A name that does not resolve comes back as a test that fails with the lookup's error.
+    failed = [t for t in _flatten(suite) if type(t).__name__ == "_FailedTest"]
+    if failed:
+        raise EntryError("unittest %s: %s" % (rest, tracer.safe_repr_message(failed[0]._exception)))
     result = unittest.TestResult()
 
     def outcome():

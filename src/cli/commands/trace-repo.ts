@@ -9,6 +9,7 @@ import {
   RepoManifestEntry,
   RepoSpec,
   repoSpec,
+  repoReadPaths,
   RepoTraceRecord,
   traceRepoEntries,
 } from '../../trace/repo';
@@ -103,6 +104,7 @@ export const traceRepoCommand: CommandModule = {
       isolation: a.isolation as IsolationChoice | undefined,
       timeoutS: a.timeout as number,
       maxEvents: a['max-events'] as number,
+      readOnlyPaths: repoReadPaths(targets.map((t) => t.spec)),
     });
     const out = new AtomicJsonlWriter(a.out as string);
     const manifest: RepoManifestEntry[] = [];
