@@ -9,27 +9,36 @@ import * as tf from '@tensorflow/tfjs-core';
  * RMSNorm: x / sqrt(mean(x²) + eps) · w, over the last axis (HF LlamaRMSNorm), with a
  * hand-written gradient. With x̂ = x·r, r = (mean(x²) + eps)^(−1/2) and g = dy·w:
  *   dx = r · (g − x̂ · mean(g · x̂))        dw = Σ_rows dy · x̂
- * Autodiff through the forward ops would take ~20 ops per norm; this takes 8.
+ * Autodiff through the forward ops would take ~20 ops per norm; this takes 8. Without `w` it
+ * returns x̂ (g = dy): the model folds a norm's weight into the rows of the projection that
+ * follows ((x̂·w)·W = x̂·(diag(w)·W)), a multiply over [d, out] instead of three over [N, d].
  */
-export function rmsNorm(x: tf.Tensor, w: tf.Tensor, eps: number): tf.Tensor {
+export function rmsNorm(x: tf.Tensor, w: tf.Tensor | undefined, eps: number): tf.Tensor {
+  const normalize = (xi: tf.Tensor) => {
+    const r = tf.rsqrt(tf.add(tf.mean(tf.square(xi), -1, true), eps));
+    return [tf.mul(xi, r), r];
+  };
+  const dxOf = (g: tf.Tensor, xhat: tf.Tensor, r: tf.Tensor) => tf.mul(r, tf.sub(g, tf.mul(xhat, tf.mean(tf.mul(g, xhat), -1, true))));
+  if (!w) {
+    const bare = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      const [xhat, r] = tf.tidy(() => normalize(args[0] as tf.Tensor));
+      (args[1] as tf.GradSaveFunc)([xhat, r]);
+      return { value: xhat, gradFunc: (dy: tf.Tensor, [sx, sr]: tf.Tensor[]) => tf.tidy(() => [dxOf(dy, sx, sr)]) };
+    });
+    return bare(x);
+  }
   const norm = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
     const [xi, wi] = args as [tf.Tensor, tf.Tensor];
     const save = args[2] as tf.GradSaveFunc;
-    const [xhat, r] = tf.tidy(() => {
-      const rr = tf.rsqrt(tf.add(tf.mean(tf.square(xi), -1, true), eps));
-      return [tf.mul(xi, rr), rr];
-    });
+    const [xhat, r] = tf.tidy(() => normalize(xi));
     save([xhat, r, wi]);
     return {
       value: tf.mul(xhat, wi),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [sx, sr, sw] = saved;
         return tf.tidy(() => {
-          const g = tf.mul(dy, sw);
-          const dx = tf.mul(sr, tf.sub(g, tf.mul(sx, tf.mean(tf.mul(g, sx), -1, true))));
           const rows = [...Array(dy.rank - 1).keys()];
-          const dw = tf.sum(tf.mul(dy, sx), rows);
-          return [dx, dw];
+          return [dxOf(tf.mul(dy, sw), sx, sr), tf.sum(tf.mul(dy, sx), rows)];
         });
       },
     };
