@@ -1,6 +1,7 @@
 /**
  * Where documents come from. A source is `NAME=PATH[:kind]`:
- * - ndl:  JSONL of `{id, direction, actions, text}` (written by `ndbg ndl`); the split key is `id`.
+ * - ndl:  JSONL of `{id, direction, actions, text}` (written by `ndbg ndl`); the split key is `id`,
+ *         or `repo` for repository-level documents (docs/data.md, "Repository-level documents").
  * - code: a directory of .py files (walked recursively, sorted by relative path; key = path) or a
  *         JSONL of `{text}` (key = `id` or `path` when present, else the line number).
  * - text: JSONL of `{text}` (web text; key as for code JSONL).
@@ -82,7 +83,8 @@ export async function* readDocuments(spec: SourceSpec): AsyncGenerator<SourceDoc
         invalidLine(`${where}: NDL document needs an "id" (string or number)`);
         continue;
       }
-      key = String(v.id);
+      // Repository-level documents split by repository (never by trajectory): `repo`.
+      key = typeof v.repo === 'string' ? `repo:${v.repo}` : String(v.id);
     } else {
       const id = v.id ?? v.path;
       key = typeof id === 'string' || typeof id === 'number' ? String(id) : `line:${line.lineNumber}`;

@@ -4,7 +4,7 @@
  * spread over several such processes.
  */
 import { spawn } from 'child_process';
-import * as path from 'path';
+import { repoFilePath } from '../trace/repo';
 import { assetPath } from '../util/paths';
 import { breakpointLocation } from './actions';
 import { Action, StateTree } from './types';
@@ -95,7 +95,7 @@ export function pdbCommands(tree: StateTree, i: number, action: Action, root?: s
     case 'breakpoint': {
       const at = breakpointLocation(tree, i, action.target ?? '');
       if (at === undefined) return undefined;
-      const file = at.file !== undefined ? `${path.join(root ?? '', at.file)}:` : '';
+      const file = at.file !== undefined ? `${repoFilePath(root ?? '', at.file)}:` : '';
       return [`tbreak ${file}${at.line}`, 'continue'];
     }
     default:

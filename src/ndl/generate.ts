@@ -25,10 +25,13 @@ export interface NdlRecord {
   nodes: number[];
   end: Trajectory['end'];
   text: string;
+  /** Repository-level documents only: the repository's id, the key of the data stage's split
+   * (src/data/sources.ts), so a repository is held out whole. */
+  repo?: string;
 }
 
-export function toRecord(id: string, doc: number, trajectory: Trajectory, text: string): NdlRecord {
-  return {
+export function toRecord(id: string, doc: number, trajectory: Trajectory, text: string, repo?: string): NdlRecord {
+  const rec: NdlRecord = {
     id,
     doc,
     direction: trajectory.direction,
@@ -37,6 +40,8 @@ export function toRecord(id: string, doc: number, trajectory: Trajectory, text: 
     end: trajectory.end,
     text,
   };
+  if (repo !== undefined) rec.repo = repo;
+  return rec;
 }
 
 /** The tree for a direction, or undefined when the trace has nothing to show in it. */
@@ -86,7 +91,7 @@ export function sampleDocuments(
       tooLong++;
       continue;
     }
-    records.push(toRecord(trace.id, d, trajectory, text));
+    records.push(toRecord(trace.id, d, trajectory, text, trace.scope?.repo_id));
   }
   return { records, skipped, tooLong };
 }
@@ -107,7 +112,7 @@ export function allStepDocuments(trace: TraceRecord): NdlRecord[] {
     const tree = treeFor(trace, kind === 'step_into' ? 'forward' : 'inverse');
     if (!tree) continue;
     const trajectory = allStepTrajectory(tree, kind);
-    out.push(toRecord(trace.id, doc, trajectory, formatDocument(trace, tree, trajectory)));
+    out.push(toRecord(trace.id, doc, trajectory, formatDocument(trace, tree, trajectory), trace.scope?.repo_id));
   }
   return out;
 }

@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import { z } from 'zod';
 import type { RepoTraceRecord } from '../trace/repo';
 import { UserError } from '../util/errors';
+import { Rng } from '../util/rng';
 import { AtomicJsonlWriter, invalidLine, readJsonl } from '../util/jsonl';
 import { EntrySampling, scopedTraces } from './repo_scope';
 import type { TokenCounter } from './sampler';
@@ -42,9 +43,28 @@ export async function* readRepoTraces(file: string): AsyncGenerator<RepoTraceRec
   }
 }
 
+/**
+ * Which repositories are held out for evaluation: those named, or else a seeded fraction of
+ * them (a hash of the id, so the choice does not depend on which others are in the corpus).
+ * Whole repositories, never single trajectories: the model is evaluated on code it never saw.
+ */
+export interface Holdout {
+  fraction: number;
+  seed: number;
+  repos?: string[];
+}
+
+export function isHeldOutRepository(repoId: string, h: Holdout): boolean {
+  if (h.repos && h.repos.length > 0) return h.repos.includes(repoId);
+  return h.fraction > 0 && Rng.from(h.seed, 'repo-holdout', repoId).next() < h.fraction;
+}
+
 export interface ScopeSummary {
   repoTraces: number;
   scoped: number;
+  /** Scoped traces written to the held-out file, and the held-out repositories. */
+  heldOut: number;
+  heldOutRepos: string[];
   /** Functions called in some scope whose source did not fit the context budget. */
   omittedBlocks: number;
   byRepo: Record<string, number>;
@@ -56,22 +76,30 @@ export async function scopeRepoTraces(opts: {
   seed: number;
   sampling: EntrySampling;
   countTokens?: TokenCounter;
+  /** With `out`: the scoped traces of held-out repositories go there instead of to --out. */
+  holdout?: Holdout & { out: string };
 }): Promise<ScopeSummary> {
   const writer = new AtomicJsonlWriter(opts.out);
-  const summary: ScopeSummary = { repoTraces: 0, scoped: 0, omittedBlocks: 0, byRepo: {} };
+  const heldWriter = opts.holdout ? new AtomicJsonlWriter(opts.holdout.out) : undefined;
+  const summary: ScopeSummary = { repoTraces: 0, scoped: 0, heldOut: 0, heldOutRepos: [], omittedBlocks: 0, byRepo: {} };
   try {
     for await (const rec of readRepoTraces(opts.traces)) {
       summary.repoTraces++;
+      const held = heldWriter !== undefined && isHeldOutRepository(rec.repo_id, opts.holdout as Holdout);
+      if (held && !summary.heldOutRepos.includes(rec.repo_id)) summary.heldOutRepos.push(rec.repo_id);
       for (const t of scopedTraces(rec, opts.seed, opts.sampling, opts.countTokens)) {
-        writer.write(t);
+        (held ? (heldWriter as AtomicJsonlWriter) : writer).write(t);
+        if (held) summary.heldOut++;
         summary.scoped++;
         summary.omittedBlocks += t.scope?.omitted ?? 0;
         summary.byRepo[rec.repo_id] = (summary.byRepo[rec.repo_id] ?? 0) + 1;
       }
     }
     writer.commit();
+    heldWriter?.commit();
   } catch (e) {
     writer.abort();
+    heldWriter?.abort();
     throw e;
   }
   return summary;

@@ -93,6 +93,12 @@ export function repoReadPaths(specs: RepoSpec[]): string[] {
   return [...new Set(specs.flatMap((s) => [s.root, ...s.path]))];
 }
 
+/** The absolute path of a repository file (`rel` as in the records; a one-file repository's
+ * only file is its root). */
+export function repoFilePath(root: string, rel: string): string {
+  return root.endsWith('.py') && path.basename(root) === rel ? root : path.join(root, rel);
+}
+
 function asRecord(r: Record<string, unknown>, repoId: string, spec: RepoSpec): RepoTraceRecord {
   const rec = r as unknown as RepoTraceRecord;
   rec.repo_id = repoId;

@@ -11,6 +11,7 @@ Entry points (strings, one per traced run):
     unittest:TEST_ID        unittest.TestLoader().loadTestsFromName(TEST_ID), run
     doctest:NAME            the doctest NAME (DocTestFinder name, e.g. `fractions.Fraction`) of
                             the module that is NAME's longest importable prefix
+    doctest:MODULE:NAME     the doctest NAME of MODULE (for a module that names itself otherwise)
     pytest:NODE_ID          pytest.main([NODE_ID, ...]) (needs pytest importable)
     discover                list the entry points (unittest tests, doctests) -> "entries"
 
@@ -205,7 +206,11 @@ def _doctest_module(name):
 def _prepare_doctest(rest, spec):
     import doctest
 
-    module = _doctest_module(rest)
+    if ":" in rest:  # MODULE:NAME, for a module whose doctests carry another name
+        module_name, _, rest = rest.partition(":")
+        module = _import(module_name)
+    else:
+        module = _doctest_module(rest)
     tests = [t for t in doctest.DocTestFinder().find(module) if t.name == rest and t.examples]
     if not tests:
         raise EntryError("doctest %s: no such doctest with examples in %s" % (rest, module.__name__))
@@ -258,7 +263,9 @@ def discover(spec):
             module = _import(name)
             for t in doctest.DocTestFinder().find(module):
                 if t.examples:
-                    entries.append("doctest:" + t.name)
+                    # A module may name itself otherwise (_pydecimal is "decimal"): then say which.
+                    own = t.name == name or t.name.startswith(name + ".")
+                    entries.append("doctest:" + ("" if own else name + ":") + t.name)
         except BaseException as e:
             errors.append("doctest %s: %s" % (name, tracer.safe_repr_message(e)))
     return entries, errors

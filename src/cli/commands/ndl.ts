@@ -67,13 +67,22 @@ export const ndlCommand: CommandModule = {
             .option('seed', { type: 'number', default: 0, describe: 'entry sampling seed; the choice depends only on (seed, trace id)' })
             .option('seq-len', { type: 'number', describe: 'the SRC budget is half of seq_len + 1 tokens unless --set contextTokens=N' })
             .option('tokenizer', { type: 'string', describe: 'tokenizer model that counts the SRC budget exactly' })
+            .option('holdout-out', { type: 'string', describe: 'write the scoped traces of held-out repositories here (for `ndbg eval next-state --repo-traces`)' })
+            .option('holdout', { type: 'number', default: 0.2, describe: 'with --holdout-out: fraction of repositories held out (seeded by --holdout-seed and the repository id)' })
+            .option('holdout-seed', { type: 'number', default: 0 })
+            .option('holdout-repos', { type: 'string', describe: 'with --holdout-out: comma-separated repository ids to hold out instead of a fraction' })
             .example('$0 ndl scope --traces shop.jsonl --out scoped.jsonl --set perTrace=8 --set recursion=false', ''),
         handler: async (argv) => {
           const sampling = loadConfig(entrySamplingSchema, { file: argv.config as string | undefined, overrides: argv.set as string[] });
           const budget = await documentBudget(argv['seq-len'] as number | undefined, argv.tokenizer as string | undefined);
           const explicit = (argv.set as string[]).some((s) => s.startsWith('contextTokens='));
           if (budget.maxTokens !== undefined && !explicit) sampling.contextTokens = Math.max(1, Math.floor(budget.maxTokens / 2));
-          const summary = await scopeRepoTraces({ traces: argv.traces as string, out: argv.out as string, seed: argv.seed as number, sampling, countTokens: budget.countTokens });
+          const fraction = argv.holdout as number;
+          if (!(fraction >= 0 && fraction < 1)) throw new UserError(`--holdout must be in [0, 1), got ${fraction}`);
+          const holdout = argv['holdout-out']
+            ? { out: argv['holdout-out'] as string, fraction, seed: argv['holdout-seed'] as number, repos: argv['holdout-repos'] ? String(argv['holdout-repos']).split(',').map((r) => r.trim()) : undefined }
+            : undefined;
+          const summary = await scopeRepoTraces({ traces: argv.traces as string, out: argv.out as string, seed: argv.seed as number, sampling, countTokens: budget.countTokens, holdout });
           process.stdout.write(JSON.stringify(summary) + '\n');
         },
       })

@@ -1,6 +1,7 @@
 import { spawnSync } from 'child_process';
 import * as path from 'path';
 import type { Argv, CommandModule } from 'yargs';
+import { z } from 'zod';
 import { SandboxPool, pythonVersion } from '../../trace/pool';
 import type { IsolationChoice } from '../../trace/isolation';
 import {
@@ -13,6 +14,7 @@ import {
   RepoTraceRecord,
   traceRepoEntries,
 } from '../../trace/repo';
+import { readJsonFile, validateConfig } from '../../util/config';
 import { UserError } from '../../util/errors';
 import { replaceFileAtomic } from '../../util/fsync';
 import { AtomicJsonlWriter } from '../../util/jsonl';
@@ -35,6 +37,44 @@ interface Target {
   spec: RepoSpec;
   package: string;
   version: string | null;
+  /** Entry points to trace (none: the discovered ones). */
+  entries: string[];
+}
+
+/** A --corpus file: the repositories of a corpus, one object each (docs/trace.md, "Corpora"). */
+const corpusSchema = z.object({ repos: z.array(
+  z
+    .object({
+      /** A standard-library module, traced as its own repository. */
+      stdlib: z.string().optional(),
+      /** Or a repository directory, relative to the corpus file. */
+      repo: z.string().optional(),
+      id: z.string().optional(),
+      /** Entry points; when given, only these (plus the doctests when `doctest` is true). */
+      entries: z.array(z.string()).optional(),
+      /** A stdlib module: whether its doctests are entry points too (default: unless `entries`); a repo: its doctest modules. */
+      doctest: z.union([z.boolean(), z.array(z.string())]).optional(),
+      version: z.string().optional(),
+    })
+    .strict()
+    .refine((r) => (r.stdlib === undefined) !== (r.repo === undefined), { message: 'give exactly one of stdlib and repo' }),
+).min(1) }).strict();
+
+function corpusTargets(file: string, python: string): Target[] {
+  const rows = validateConfig(corpusSchema, readJsonFile(file), file).repos;
+  return rows.flatMap((r, k) => {
+    try {
+      if (r.stdlib !== undefined) {
+        const [t] = stdlibTargets([r.stdlib], python);
+        const withDoctests = r.doctest === true || (r.doctest === undefined && r.entries === undefined);
+        return [{ ...t, id: r.id ?? t.id, entries: r.entries ?? [], spec: { ...t.spec, doctest: withDoctests ? [r.stdlib] : [] } }];
+      }
+      const spec = repoSpec(path.resolve(path.dirname(file), r.repo as string), { doctest: Array.isArray(r.doctest) ? r.doctest : [] });
+      return [{ id: r.id ?? path.basename(spec.root), spec, package: path.basename(spec.root), version: r.version ?? null, entries: r.entries ?? [] }];
+    } catch (e) {
+      throw new UserError(`--corpus ${file}: entry ${k}: ${(e as Error).message}`);
+    }
+  });
 }
 
 /** The file or package directory of standard-library modules, each traced as its own repository. */
@@ -49,7 +89,7 @@ function stdlibTargets(modules: string[], python: string): Target[] {
     if (!origin) throw new UserError(`--stdlib ${m}: not a pure-Python module of ${python}`);
     const root = origin.endsWith('__init__.py') ? path.dirname(origin) : origin;
     // The standard library is on sys.path already: no entries of its own.
-    return { id: `stdlib/${m}`, spec: { ...repoSpec(root, { path: [] }), unittest: false, doctest: [m] }, package: m, version };
+    return { id: `stdlib/${m}`, spec: { ...repoSpec(root, { path: [] }), unittest: false, doctest: [m] }, package: m, version, entries: [] };
   });
 }
 
@@ -67,6 +107,7 @@ export const traceRepoCommand: CommandModule = {
       .option('repo', { type: 'string', describe: 'Repository directory (or one .py file)' })
       .option('id', { type: 'string', describe: "The repository's id in records and the manifest (default: its directory name)" })
       .option('stdlib', { type: 'string', describe: 'Comma-separated standard-library modules, each traced as a repository through its doctests' })
+      .option('corpus', { type: 'string', describe: 'JSON {repos: [{stdlib|repo, id?, entries?, doctest?, version?}]}, e.g. examples/repo-corpus/stdlib.json' })
       .option('entry', { type: 'string', array: true, describe: 'Entry point(s); default: the discovered tests and doctests' })
       .option('doctest', { type: 'string', describe: 'Comma-separated modules of --repo whose doctests are entry points' })
       .option('unittest', { type: 'boolean', default: true, describe: 'Discover unittest tests (test*.py) under --repo' })
@@ -82,7 +123,7 @@ export const traceRepoCommand: CommandModule = {
       .option('isolation', { type: 'string', choices: ['auto', 'bwrap', 'guards'] })
       .option('quiet', { type: 'boolean', default: false })
       .check((a) => {
-        if (!a.repo && !a.stdlib) throw new UserError('give --repo DIR or --stdlib MODULES');
+        if (!a.repo && !a.stdlib && !a.corpus) throw new UserError('give --repo DIR, --stdlib MODULES or --corpus FILE');
         if (!Number.isInteger(a.workers) || (a.workers as number) < 1) throw new UserError(`--workers must be a positive integer, got ${a.workers}`);
         if (a['max-entries'] !== undefined && !((a['max-entries'] as number) >= 1)) throw new UserError('--max-entries must be at least 1');
         return true;
@@ -96,9 +137,10 @@ export const traceRepoCommand: CommandModule = {
         unittest: a.unittest as boolean,
         doctest: list(a.doctest),
       });
-      targets.push({ id: (a.id as string | undefined) ?? path.basename(spec.root).replace(/\.py$/, ''), spec, package: path.basename(spec.root), version: null });
+      targets.push({ id: (a.id as string | undefined) ?? path.basename(spec.root).replace(/\.py$/, ''), spec, package: path.basename(spec.root), version: null, entries: list(a.entry) });
     }
-    if (a.stdlib) targets.push(...stdlibTargets(list(a.stdlib), python));
+    if (a.stdlib) targets.push(...stdlibTargets(list(a.stdlib), python).map((t) => ({ ...t, entries: list(a.entry) })));
+    if (a.corpus) targets.push(...corpusTargets(a.corpus as string, python));
     const pool = new SandboxPool(a.workers as number, {
       python,
       isolation: a.isolation as IsolationChoice | undefined,
@@ -110,11 +152,11 @@ export const traceRepoCommand: CommandModule = {
     const manifest: RepoManifestEntry[] = [];
     try {
       for (const t of targets) {
-        let entries = list(a.entry);
-        if (entries.length === 0) {
+        let entries = t.entries;
+        if (entries.length === 0 || t.spec.doctest.length > 0) {
           const found = await discoverEntries(pool, t.spec);
           for (const e of found.errors) process.stderr.write(`${t.id}: ${e}\n`);
-          entries = found.entries;
+          entries = [...entries, ...found.entries];
         }
         entries = sampleEntries(entries, a['max-entries'] as number | undefined, a.seed as number, t.id);
         const records: RepoTraceRecord[] = [];
