@@ -47,20 +47,20 @@ export function rmsNorm(x: tf.Tensor, w: tf.Tensor | undefined, eps: number): tf
 }
 
 /**
- * SwiGLU silu(g)·u of the fused gate/up product gu = [g | u] ([N, 2f] → [N, f]), with a
- * hand-written gradient. With s = sigmoid(g) and a = g·s = silu(g):
+ * SwiGLU silu(g)·u with a hand-written gradient. With s = sigmoid(g) and a = g·s = silu(g):
  *   du = dy · a        dg = dy · u · (s + a·(1 − s))        (silu'(g) = s·(1 + g·(1 − s)))
- * returned as one [N, 2f] tensor, the gradient of the fused product. Autodiff through the
- * separate gate, silu and product took ~8 elementwise passes over [N, f] backward; this takes 5.
+ * Autodiff through the separate silu and product took ~8 elementwise passes over [N, f]
+ * backward; this takes 5. (g and u come from two products rather than one fused [d, 2f] one:
+ * splitting its output and concatenating the gradient moved more memory than the second
+ * matmul call costs.)
  */
-export function swiglu(gu: tf.Tensor2D): tf.Tensor2D {
+export function swiglu(gate: tf.Tensor2D, up: tf.Tensor2D): tf.Tensor2D {
   const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    const x = args[0] as tf.Tensor2D;
-    const save = args[1] as tf.GradSaveFunc;
-    const [sg, a, u] = tf.tidy(() => {
-      const [g, up] = tf.split(x, 2, 1);
+    const [g, u] = args as [tf.Tensor2D, tf.Tensor2D];
+    const save = args[2] as tf.GradSaveFunc;
+    const [sg, a] = tf.tidy(() => {
       const s = tf.sigmoid(g);
-      return [s, tf.mul(g, s), up];
+      return [s, tf.mul(g, s)];
     });
     save([sg, a, u]);
     return {
@@ -68,12 +68,11 @@ export function swiglu(gu: tf.Tensor2D): tf.Tensor2D {
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) =>
         tf.tidy(() => {
           const [ss, sa, su] = saved;
-          const dg = tf.mul(tf.mul(dy, su), tf.add(ss, tf.mul(sa, tf.sub(1, ss))));
-          return [tf.concat([dg, tf.mul(dy, sa)], 1)];
+          return [tf.mul(tf.mul(dy, su), tf.add(ss, tf.mul(sa, tf.sub(1, ss)))), tf.mul(dy, sa)];
         }),
     };
   });
-  return f(gu) as tf.Tensor2D;
+  return f(gate, up) as tf.Tensor2D;
 }
 
 /**

@@ -173,7 +173,7 @@ export class LlamaModel {
       // fused weight (see rmsNorm) and the attention scale 1/√hd rides on Wq.
       const n1 = rmsNorm(x, undefined, c.norm_eps) as tf.Tensor2D;
       const wq = tf.mul(this.p(`${l}.self_attn.q_proj.weight`), 1 / Math.sqrt(hd));
-      const wqkv = this.rowScaled(tf.concat([wq, this.p(`${l}.self_attn.k_proj.weight`), this.p(`${l}.self_attn.v_proj.weight`)], 1), `${l}.input_layernorm.weight`);
+      const wqkv = tf.mul(tf.concat([wq, this.p(`${l}.self_attn.k_proj.weight`), this.p(`${l}.self_attn.v_proj.weight`)], 1), this.normColumn(`${l}.input_layernorm.weight`));
       const qkv = tf.transpose(tf.reshape(tf.matMul(n1, wqkv), [B, T, H + 2 * Hkv, hd]), [0, 2, 1, 3]) as tf.Tensor4D;
       const [qk, v0] = tf.split(qkv, [H + Hkv, Hkv], 1) as [tf.Tensor4D, tf.Tensor4D];
       // RoPE on the q and k heads at once.
@@ -191,15 +191,17 @@ export class LlamaModel {
       const a = attention(q, k, v, bias);
       x = tf.add(x, tf.matMul(a, this.p(`${l}.self_attn.o_proj.weight`)));
       const n2 = rmsNorm(x, undefined, c.norm_eps) as tf.Tensor2D;
-      const wgu = this.rowScaled(tf.concat([this.p(`${l}.mlp.gate_proj.weight`), this.p(`${l}.mlp.up_proj.weight`)], 1), `${l}.post_attention_layernorm.weight`);
-      x = tf.add(x, tf.matMul(swiglu(tf.matMul(n2, wgu) as tf.Tensor2D), this.p(`${l}.mlp.down_proj.weight`)));
+      const w2 = this.normColumn(`${l}.post_attention_layernorm.weight`);
+      const gate = tf.matMul(n2, tf.mul(this.p(`${l}.mlp.gate_proj.weight`), w2)) as tf.Tensor2D;
+      const up = tf.matMul(n2, tf.mul(this.p(`${l}.mlp.up_proj.weight`), w2)) as tf.Tensor2D;
+      x = tf.add(x, tf.matMul(swiglu(gate, up), this.p(`${l}.mlp.down_proj.weight`)));
     }
     return { h: rmsNorm(x, this.p('model.norm.weight'), c.norm_eps) as tf.Tensor2D, cache: newCache };
   }
 
-  /** diag(norm weight)·w: w [d, out] with row i scaled by the named RMSNorm weight's entry i. */
-  private rowScaled(w: tf.Tensor, normWeight: string): tf.Tensor2D {
-    return tf.mul(w, tf.reshape(this.p(normWeight), [-1, 1])) as tf.Tensor2D;
+  /** The named RMSNorm weight as a column [d, 1]: multiplying a [d, out] weight by it is diag(w)·W. */
+  private normColumn(normWeight: string): tf.Tensor2D {
+    return tf.reshape(this.p(normWeight), [-1, 1]) as tf.Tensor2D;
   }
 
   private head(h: tf.Tensor2D): tf.Tensor2D {
