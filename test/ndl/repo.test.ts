@@ -1,3 +1,6 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { readDocuments } from '../../src/data/sources';
 import { buildForwardTree, buildInverseTree } from '../../src/debugger';
 import { defaultSamplerConfig } from '../../src/ndl/config';
 import { sampleDocuments } from '../../src/ndl/generate';
@@ -6,6 +9,8 @@ import { entryCandidates, entrySamplingSchema, sampleEntries, scopeTrace, scoped
 import { approxTokenCount } from '../../src/ndl/sampler';
 import type { FunctionBlock, RepoTraceRecord } from '../../src/trace/repo';
 import { traceShop } from '../helpers/repo';
+import { tempDir } from '../helpers/tmp';
+import { isHeldOutRepository } from '../../src/ndl/repo_run';
 
 /** Entry sampling, scoping and the multi-file SRC rule (docs/ndl.md, "Repository documents"). */
 const opts = entrySamplingSchema.parse({});
@@ -148,5 +153,29 @@ describe('the SRC rule on hand-made blocks', () => {
   it('does not write a block inside another taken block again', () => {
     const fit = fitContext([{ file: 'a.py', block: g }, { file: 'a.py', block: f }, { file: 'a.py', block: g }], files, 1000, approxTokenCount);
     expect(fit.chosen.map((c) => c.block)).toEqual([f]);
+  });
+});
+
+describe('held-out repositories', () => {
+  it('holds out whole repositories: named ones, or a seeded fraction by id', () => {
+    expect(isHeldOutRepository('a', { fraction: 0, seed: 0, repos: ['a'] })).toBe(true);
+    expect(isHeldOutRepository('b', { fraction: 0.99, seed: 0, repos: ['a'] })).toBe(false);
+    const ids = Array.from({ length: 400 }, (_, i) => `repo${i}`);
+    const held = ids.filter((id) => isHeldOutRepository(id, { fraction: 0.25, seed: 3 }));
+    expect(held.length).toBeGreaterThan(60);
+    expect(held.length).toBeLessThan(140);
+    expect(ids.filter((id) => isHeldOutRepository(id, { fraction: 0.25, seed: 3 }))).toEqual(held);
+  });
+
+  it('gives repository-level documents their repository as the split key, function-level ones their id', async () => {
+    const dir = tempDir('repo-source');
+    const file = path.join(dir, 'docs.jsonl');
+    const t = scopedTraces(byEntry('test_checkout'), 0, opts)[0];
+    const repoDoc = sampleDocuments(t, 0, 1, defaultSamplerConfig()).records[0];
+    expect(repoDoc.repo).toBe('shop');
+    fs.writeFileSync(file, [JSON.stringify(repoDoc), JSON.stringify({ id: 'p1', direction: 'forward', actions: [], text: 'x' })].join('\n') + '\n');
+    const keys: string[] = [];
+    for await (const d of readDocuments({ name: 'mix', path: file, kind: 'ndl' })) keys.push(d.key);
+    expect(keys).toEqual(['repo:shop', 'p1']);
   });
 });

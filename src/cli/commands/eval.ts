@@ -13,6 +13,8 @@ import type { ActionKind } from '../../ndl/tokens';
 import { assertCheckpointDir } from '../../model/checkpoint';
 import { writeEvalScalars } from '../../train/tensorboard';
 import { UserError } from '../../util/errors';
+import { readTraces } from '../../ndl/run';
+import type { TraceRecord } from '../../trace/types';
 
 /** `ndbg eval next-state|cruxeval|horizon` (docs/eval.md). */
 type Args = Record<string, unknown>;
@@ -55,6 +57,17 @@ async function setup(a: Args) {
   return { programs, traces, completer, out };
 }
 
+/** Scoped repository-level traces (`ndbg ndl scope`), optionally the first `limit`. */
+async function loadRepoLevelTraces(file: string, limit?: number): Promise<TraceRecord[]> {
+  const out: TraceRecord[] = [];
+  for await (const t of readTraces(file)) {
+    if (t.level !== 'repository') throw new UserError(`--repo-traces ${file}: trace ${t.id} is not repository-level (make the file with \`ndbg ndl scope\`)`);
+    out.push(t);
+    if (limit && out.length >= limit) break;
+  }
+  return out;
+}
+
 function parseActions(spec: string): ActionKind[] {
   if (spec === 'all') return [...ALL_ACTIONS];
   const kinds = spec.split(',').map((s) => s.trim()) as ActionKind[];
@@ -67,25 +80,50 @@ const nextState: CommandModule = {
   describe: 'Next-state exact match per action and component (EVT, SRC, ARG, LOCALS), beside a naive baseline',
   builder: (y: Argv) =>
     modelOptions(y)
-      .option('programs', { type: 'string', demandOption: true, describe: 'Held-out programs (CruxEval-style JSONL)' })
+      .option('programs', { type: 'string', describe: 'Held-out programs (CruxEval-style JSONL): the function-level set' })
+      .option('repo-traces', { type: 'string', describe: 'Scoped traces of held-out repositories (`ndbg ndl scope --holdout-out`): the repository-level set, reported separately' })
+      .check((a) => {
+        if (!a.programs && !a['repo-traces']) throw new UserError('give --programs (function-level) and/or --repo-traces (repository-level)');
+        return true;
+      })
       .option('per-program', { type: 'number', default: 2, describe: 'Tasks per program and action' })
       .option('max-prefix-frames', { type: 'number', describe: "Most frames walked before the action under test (default: the whole trajectory; prompts must still fit the model's context)" })
       .option('actions', { type: 'string', default: 'all', describe: 'Comma-separated action kinds, or all' }),
   handler: async (argv) => {
     const a = argv as Args;
-    const { traces, completer, out } = await setup(a);
-    const { tasks, didNotFit } = makeTasks(traces, parseActions(a.actions as string), {
-      seed: a.seed as number,
-      perProgram: a['per-program'] as number,
-      maxPrefixFrames: a['max-prefix-frames'] as number | undefined,
-      budget: completer.budget,
-    });
-    const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { quiet: a.quiet as boolean, didNotFit });
-    const file = path.join(out, 'next_state.json');
-    const report = nextStateReport(result, completer.name, { programs: traces.length, tasks: tasks.length });
-    writeJson(file, report);
-    writeEvalScalars(a.checkpoint as string | undefined, 'next_state', report);
-    process.stdout.write(`${formatTables(result.tables)}\nwritten to ${file}\n`);
+    checkArgs(a);
+    // Function-level and repository-level held-out sets are scored and written apart
+    // (next_state.json, next_state_repo.json): they measure different things.
+    const programs = a.programs ? await loadPrograms(a.programs as string, a.limit as number | undefined) : [];
+    const traces = await tracePrograms(programs, a.workers as number, a.quiet as boolean);
+    const repoTraces = a['repo-traces'] ? await loadRepoLevelTraces(a['repo-traces'] as string, a.limit as number | undefined) : [];
+    const completer = await loadCompleter(
+      { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number },
+      [...traces, ...repoTraces],
+    );
+    const out = resultsDir(a.out as string | undefined, a.checkpoint as string | undefined);
+    const sets = [
+      { traces, name: 'next_state', title: 'function-level (held-out programs)' },
+      { traces: repoTraces, name: 'next_state_repo', title: 'repository-level (held-out repositories)' },
+    ].filter((x) => x.traces.length > 0);
+    for (const set of sets) {
+      const { tasks, didNotFit } = makeTasks(set.traces, parseActions(a.actions as string), {
+        seed: a.seed as number,
+        perProgram: a['per-program'] as number,
+        maxPrefixFrames: a['max-prefix-frames'] as number | undefined,
+        budget: completer.budget,
+      });
+      const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { quiet: a.quiet as boolean, didNotFit });
+      const file = path.join(out, `${set.name}.json`);
+      let report = nextStateReport(result, completer.name, { programs: set.traces.length, tasks: tasks.length });
+      if (set.name === 'next_state_repo') {
+        const repos = new Set(set.traces.map((t) => t.scope?.repo_id));
+        report = { ...report, title: 'Next-state accuracy (exact match, held-out repositories)', level: 'repository', repositories: [...repos].sort() };
+      }
+      writeJson(file, report);
+      writeEvalScalars(a.checkpoint as string | undefined, set.name, report);
+      process.stdout.write(`${sets.length > 1 ? `${set.title}:\n` : ''}${formatTables(result.tables)}\nwritten to ${file}\n`);
+    }
   },
 };
 
