@@ -55,7 +55,7 @@ except ImportError:  # pragma: no cover
     pass
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trace"))
-from tracer import FILENAME, build_context, python_version, safe_repr  # noqa: E402
+from tracer import DEFAULT_REPR_CAP, FILENAME, build_context, python_version, safe_repr  # noqa: E402
 
 PROGRAM_MODULE = "__ndbg__"
 COUNTED_EVENTS = ("call", "line", "return", "exception")
@@ -92,6 +92,7 @@ class ScriptedPdb(pdb.Pdb):
         self.limit = limit
         self.count = count or limit is not None
         self.ordinal = -1
+        self.repr_cap = DEFAULT_REPR_CAP
         self.stops = []
         self.errors = []
         self._event = None
@@ -124,23 +125,28 @@ class ScriptedPdb(pdb.Pdb):
     def error(self, msg):
         self.errors.append(str(msg))
 
-    def _describe(self, frame):
+    def _depth(self, frame):
+        """Program frames on the stack below this one (main = 0)."""
         depth = -1
         f = frame
         while f is not None:
             if f.f_code.co_filename == FILENAME:
                 depth += 1
             f = f.f_back
-        local_vars = {name: safe_repr(value) for name, value in frame.f_locals.items()
+        return depth
+
+    def _describe(self, frame):
+        cap = self.repr_cap
+        local_vars = {name: safe_repr(value, cap) for name, value in frame.f_locals.items()
                       if name not in PDB_ARTEFACTS}
         value = None
         if self._event in ("return", "exception"):
-            value = safe_repr(self._arg)
+            value = safe_repr(self._arg, cap)
         return {
             "event": self._event,
             "line": frame.f_lineno,
             "firstline": frame.f_code.co_firstlineno,
-            "depth": depth,
+            "depth": self._depth(frame),
             "locals": local_vars,
             "value": value,
             "gen": bool(frame.f_code.co_flags & GENERATOR_FLAGS),

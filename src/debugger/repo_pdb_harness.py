@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pdb_harness  # noqa: E402
 import repo_tracer  # noqa: E402
 import tracer  # noqa: E402
-from pdb_harness import COUNTED_EVENTS, PDB_ARTEFACTS, GENERATOR_FLAGS, ScriptedPdb  # noqa: E402
+from pdb_harness import COUNTED_EVENTS, ScriptedPdb  # noqa: E402
 
 
 # The scripts' working directory (one per harness process, removed when it exits; the forked
@@ -103,7 +103,8 @@ class ScopedPdb(ScriptedPdb):
     def set_continue(self):
         self._set_stopinfo(self.botframe, None, -1)  # and keep tracing: see the file comment
 
-    def _describe(self, frame):
+    def _depth(self, frame):
+        """Repository frames from this one up to the entry invocation's (= 1)."""
         depth = 0
         f = frame
         while f is not None:
@@ -112,20 +113,7 @@ class ScopedPdb(ScriptedPdb):
             if f is self.target:
                 break
             f = f.f_back
-        cap = self.repr_cap
-        local_vars = {name: tracer.safe_repr(value, cap) for name, value in frame.f_locals.items()
-                      if name not in PDB_ARTEFACTS}
-        value = tracer.safe_repr(self._arg, cap) if self._event in ("return", "exception") else None
-        return {
-            "event": self._event,
-            "line": frame.f_lineno,
-            "firstline": frame.f_code.co_firstlineno,
-            "depth": depth,
-            "locals": local_vars,
-            "value": value,
-            "gen": bool(frame.f_code.co_flags & GENERATOR_FLAGS),
-            "ordinal": self.ordinal,
-        }
+        return depth
 
 
 class HandoffRecorder(repo_tracer.RepoRecorder):

@@ -299,23 +299,7 @@ def trace_entry(spec, entry, recorder):
         record["status"] = "error"
         record["error"] = "EntryError: %s" % e
         return record
-    recorder.settrace(recorder.global_trace)
-    try:
-        run()
-        if sys.gettrace() != recorder.global_trace and not recorder.limit_hit:
-            record["status"] = "error"
-            record["limit"] = "traceoff"
-            record["error"] = "tracing was switched off during the run; the trace is incomplete"
-    except BaseException as e:
-        if recorder.limit_hit:
-            record["status"] = "never"
-            record["limit"] = recorder.limit_reason
-            record["error"] = tracer.limit_message(recorder.limit_reason, recorder.max_events)
-        else:
-            record["status"] = "error"
-            record["error"] = "%s: %s" % (type(e).__name__, tracer.safe_repr_message(e))
-    finally:
-        recorder.settrace(None)
+    tracer.run_traced(recorder, record, run)
     if record["status"] == "normal":
         record["outcome"] = outcome()
     add_blocks(record)

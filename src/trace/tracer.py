@@ -284,10 +284,16 @@ def trace_program(code, entry_call, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFA
         record["status"] = "error"
         record["error"] = "%s: %s" % (type(e).__name__, safe_repr_message(e))
         return record
-    main = globs.get("main")
+    run_traced(recorder, record, globs.get("main"))
+    return record
+
+
+def run_traced(recorder, record, fn):
+    """Calls fn() with recorder's tracing on and sets record's status, limit and error from how
+    it ended (also used for repository entry points, repo_tracer.py)."""
     recorder.settrace(recorder.global_trace)
     try:
-        main()
+        fn()
         if sys.gettrace() != recorder.global_trace and not recorder.limit_hit:
             # The program (or an exception inside the trace function) switched tracing off.
             record["status"] = "error"
@@ -307,7 +313,6 @@ def trace_program(code, entry_call, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFA
                 record["limit"] = "traceoff"
     finally:
         recorder.settrace(None)
-    return record
 
 
 def safe_repr_message(exc):
