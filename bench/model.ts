@@ -31,10 +31,13 @@ import { median } from '../src/util/stats';
  * AVX-512 (2 FMA units × 16 lanes × 2), 32 with AVX2+FMA); FLOPs per token are
  * modelStats().trainFlopsPerToken (6·N_matmul + 12·L·d·T), the formula the torch script uses.
  *
- * Shapes run one after another; on each, PyTorch and every backend run back to back.
+ * Shapes run one after another; on each, PyTorch and every backend run back to back. With
+ * --rounds=N the whole sequence repeats N times and each number is the median over rounds (the
+ * per-round values and the load average at each are kept): on a shared machine one round can
+ * land in someone else's burst.
  *
  * Flags (--name=value): --backends=tensorflow,wasm --shapes=quickstart,tiny,small --steps=N
- * --warmup=N --torch=venv,debian|none --torch-python=PATH (adds a peer)
+ * --warmup=N --rounds=N --torch=venv,debian|none --torch-python=PATH (adds a peer)
  */
 const SHAPES: Record<string, { config: string; tokenizer: string }> = {
   quickstart: { config: 'configs/quickstart.json', tokenizer: 'tokenizer/ndbg-2k.model' },
@@ -147,6 +150,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const shapes = (flag(args, 'shapes') ?? 'quickstart,tiny,small').split(',');
   const steps = Number(flag(args, 'steps') ?? 6);
   const warmup = Number(flag(args, 'warmup') ?? 2);
+  const rounds = Number(flag(args, 'rounds') ?? 1);
   for (const s of shapes) if (!SHAPES[s]) throw new Error(`unknown shape ${s}; known: ${Object.keys(SHAPES).join(', ')}`);
   const peak = cpuPeakGflops();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-model-'));
@@ -163,26 +167,20 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         'train.grad_accum=1',
       ]);
     }
+    // One entry per framework and shape; each round adds a step time and the load average then.
+    const samples = new Map<string, { framework: string; shape: string; stepS: number[]; load: number[]; extra: Record<string, unknown> }>();
     const row = (framework: string, s: string, stepS: number, extra: Record<string, unknown>) => {
-      const m = runs[s].model;
-      const tokens = BATCH * m.max_seq_len;
-      const gflops = (modelStats(m).trainFlopsPerToken * tokens) / stepS / 1e9;
-      rows.push({
-        framework,
-        shape: s,
-        dims: { V: m.vocab_size, d: m.d_model, L: m.n_layers, H: m.n_heads, T: m.max_seq_len, B: BATCH },
-        median_step_s: +stepS.toFixed(4),
-        tokens_per_s: Math.round(tokens / stepS),
-        achieved_gflops: +gflops.toFixed(1),
-        mfu: +(gflops / peak.gflops).toFixed(3),
-        ...extra,
-      });
+      const key = `${framework}|${s}`;
+      const e = samples.get(key) ?? { framework, shape: s, stepS: [], load: [], extra };
+      e.stepS.push(stepS);
+      e.load.push(+os.loadavg()[0].toFixed(2));
+      samples.set(key, e);
     };
     // Interleaved by shape (PyTorch, then each backend, then the next shape), so the frameworks
     // compared on one shape ran seconds apart: on a shared machine the load moves over minutes.
     const started: Record<string, { choice: string; detail: string; matmul: number } | undefined> = {};
     const torchDone = new Set<string>();
-    for (const s of shapes) {
+    for (let round = 0; round < rounds; round++) for (const s of shapes) {
       for (const peer of peers(args)) {
         if (torchDone.has(peer.name)) continue;
         process.stderr.write(`${peer.name} ${s}...\n`);
@@ -211,10 +209,27 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         row(`ndbg/${st.choice}`, s, r.stepS, { backend: st.detail, tf_version: st.choice.startsWith('tensorflow') ? tfVersion() : undefined, matmul_1024_gflops: +st.matmul.toFixed(1), loss: +r.loss.toFixed(4) });
       }
     }
+    for (const e of samples.values()) {
+      const m = runs[e.shape].model;
+      const tokens = BATCH * m.max_seq_len;
+      const stepS = median(e.stepS);
+      const gflops = (modelStats(m).trainFlopsPerToken * tokens) / stepS / 1e9;
+      rows.push({
+        framework: e.framework,
+        shape: e.shape,
+        dims: { V: m.vocab_size, d: m.d_model, L: m.n_layers, H: m.n_heads, T: m.max_seq_len, B: BATCH },
+        median_step_s: +stepS.toFixed(4),
+        tokens_per_s: Math.round(tokens / stepS),
+        achieved_gflops: +gflops.toFixed(1),
+        mfu: +(gflops / peak.gflops).toFixed(3),
+        ...(rounds > 1 ? { rounds_tokens_per_s: e.stepS.map((x) => Math.round(tokens / x)), rounds_load_average: e.load } : { load_average_1min: e.load[0] }),
+        ...e.extra,
+      });
+    }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  // Ratios against each peer, same shape, same run.
+  // Ratios against each peer, same shape, same run (medians over rounds).
   const ratios: Record<string, Record<string, number>> = {};
   for (const r of rows.filter((x) => String(x.framework).startsWith('ndbg/'))) {
     for (const p of rows.filter((x) => String(x.framework).startsWith('pytorch') && x.shape === r.shape)) {
@@ -222,5 +237,5 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       ratios[key] = { ...(ratios[key] ?? {}), [String(r.shape)]: +((r.tokens_per_s as number) / (p.tokens_per_s as number)).toFixed(3) };
     }
   }
-  return { batch: BATCH, steps, warmup, cpu_peak_gflops: +peak.gflops.toFixed(1), cpu_peak_basis: peak.basis, load_average: os.loadavg().map((x) => +x.toFixed(2)), results: rows, ratios, skipped };
+  return { batch: BATCH, steps, warmup, rounds, cpu_peak_gflops: +peak.gflops.toFixed(1), cpu_peak_basis: peak.basis, load_average: os.loadavg().map((x) => +x.toFixed(2)), results: rows, ratios, skipped };
 }
