@@ -162,6 +162,9 @@ class Worker {
   checkStuck(now: number, limitMs: number): void {
     const head = this.pending[0];
     if (!head || this.dead) return;
+    // A request may carry a longer time limit than the pool's default.
+    const own = head.req.kind !== 'stats' ? head.req.timeout_s : undefined;
+    if (own !== undefined) limitMs = Math.max(limitMs, (own + (this.pool.workerConfig.kill_grace_s as number)) * 1000 + 10000);
     const started = Math.max(head.sentAt, this.lastAnswer);
     if (now - started > limitMs) this.restart(`sandbox worker stopped answering after ${Math.round((now - started) / 1000)}s`);
   }

@@ -16,7 +16,7 @@ Entry points (strings, one per traced run):
     discover                list the entry points (unittest tests, doctests) -> "entries"
 
 Everything the entry needs is imported *before* tracing starts (test modules, doctest finder),
-so module bodies are not part of the trace; `<module>` frames are never recorded either.
+so module bodies are not part of the trace; module and class bodies are never recorded either.
 """
 
 import ast
@@ -29,9 +29,13 @@ import tracer
 
 ENTRY_KINDS = ("call", "unittest", "doctest", "pytest")
 
+# Set on the code of functions, lambdas and comprehensions; not on module and class bodies,
+# which run at import (pytest imports test modules while tracing) and are not debugger frames.
+CO_OPTIMIZED = 0x1
+
 
 class RepoRecorder(tracer.Recorder):
-    """A Recorder for every frame whose file is under `root` (not `<module>` bodies). Call
+    """A Recorder for every function frame whose file is under `root`. Call
     events carry `file` (the path relative to root, '/'-separated); `files` collects the source
     of each file that had events."""
 
@@ -63,7 +67,7 @@ class RepoRecorder(tracer.Recorder):
         return hit
 
     def lines_of(self, code):
-        if code.co_name == "<module>":
+        if not code.co_flags & CO_OPTIMIZED:  # a module or class body, not a function's frame
             return None
         filename = code.co_filename
         hit = self._by_filename.get(filename)
@@ -234,8 +238,11 @@ def _prepare_pytest(rest, spec):
         raise EntryError("pytest entry %s: pytest is not importable (add its site-packages to the path)" % rest)
     box = {}
 
+    # The run's working directory is the scratch dir: a relative node id is the repository's.
+    node = rest if os.path.isabs(rest) else os.path.join(spec["root"], rest)
+
     def run():
-        box["code"] = pytest.main([rest, "-q", "-p", "no:cacheprovider", "--rootdir", spec["root"]])
+        box["code"] = pytest.main([node, "-q", "-p", "no:cacheprovider", "--rootdir", spec["root"]])
 
     return run, lambda: "pytest exit code %s" % box.get("code")
 

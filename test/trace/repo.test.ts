@@ -1,3 +1,4 @@
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -13,6 +14,12 @@ import { UserError } from '../../src/util/errors';
  * guards-only sandbox always and under bubblewrap too where it works here.
  */
 export const SHOP = path.join(__dirname, '..', 'fixtures', 'repo', 'shop');
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
 
 async function traceAll(pool: SandboxPool, root: string, entries: string[], limits = {}): Promise<RepoTraceRecord[]> {
   const out: RepoTraceRecord[] = [];
@@ -52,7 +59,7 @@ describe.each(modes)('the fixture repository, isolation %s', (mode) => {
       const files = Object.keys(r.files);
       expect(files.every((f) => /^(inventory|tests)\/\w+\.py$/.test(f))).toBe(true);
       for (const e of r.events) {
-        expect(e.func).not.toBe('<module>');
+        expect(['<module>', 'InventoryTest', 'ReportTest']).not.toContain(e.func);
         if (e.event === 'call') expect(files).toContain(e.file);
       }
       // Every event's src is its file's line.
@@ -82,6 +89,20 @@ describe.each(modes)('the fixture repository, isolation %s', (mode) => {
     const [r] = await traceAll(pool, SHOP, ['unittest:tests.test_report.ReportTest.test_summary'], { maxEvents: 30 });
     expect([r.status, r.limit, r.events.length, r.bounds.max_events]).toEqual(['never', 'steps', 30, 30]);
     expect(Object.keys(r.blocks).length).toBeGreaterThan(0);
+  });
+
+  it('runs a pytest node when pytest is importable from the given path, else says it is not', async () => {
+    const site = spawnSync('python3', ['-c', 'import os, pytest; print(os.path.dirname(os.path.dirname(pytest.__file__)))'], { encoding: 'utf8' });
+    const spec = repoSpec(SHOP, { path: site.status === 0 ? ['.', site.stdout.trim()] : ['.'] });
+    const [r] = await collect(traceRepoEntries(pool, spec, 'shop', ['pytest:tests/test_report.py::ReportTest::test_nested'], { timeoutS: 60 }));
+    if (site.status !== 0) {
+      expect(r.error).toMatch(/pytest is not importable/);
+      return;
+    }
+    expect([r.status, r.outcome]).toEqual(['normal', 'pytest exit code 0']);
+    // pytest imports the test module while tracing: no module or class body is recorded.
+    const calls = r.events.filter((e) => e.event === 'call');
+    expect(calls.map((e) => e.func)).toEqual(['test_nested', 'nested_total', 'nested_total', 'nested_total', 'nested_total']);
   });
 
   it('reports a bad entry point as an error record without events', async () => {
