@@ -39,7 +39,8 @@ import { median } from '../src/util/stats';
  * Flags (--name=value): --backends=tensorflow,wasm --shapes=quickstart,tiny,small --steps=N
  * --warmup=N --rounds=N --torch=venv,debian|none --torch-python=PATH (adds a peer)
  */
-const SHAPES: Record<string, { config: string; tokenizer: string }> = {
+/** The benchmarked shapes: a config and the tokenizer its vocabulary size belongs to. */
+export const SHAPES: Record<string, { config: string; tokenizer: string }> = {
   quickstart: { config: 'configs/quickstart.json', tokenizer: 'tokenizer/ndbg-2k.model' },
   tiny: { config: 'configs/tiny.json', tokenizer: 'tokenizer/ndbg-8k.model' },
   small: { config: 'configs/small.json', tokenizer: 'tokenizer/ndbg-8k.model' },
@@ -103,28 +104,40 @@ async function dataFor(tmp: string, tokenizer: string, seqLen: number): Promise<
   return benchCorpus(dir, assetPath(tokenizer), seqLen);
 }
 
-/** Median seconds of the product's train step, on batches drawn beforehand from the product's loader. */
-function ndbgSteps(run: ResolvedRun, steps: number, warmup: number): { stepS: number; loss: number; tokens: number } {
+/**
+ * The product's training on a fresh model: `count` batches drawn beforehand from the product's
+ * loader, and `step(i)` running `trainStep` (forward, backward, clipping, AdamW) on batch i.
+ */
+export function productTraining(run: ResolvedRun, count: number): { batches: TokenBatch[]; step: (i: number) => { loss: number }; dispose: () => void } {
   const llama = LlamaModel.create(run.model, 0);
   const model = trainableLlama(llama, run.model, run.seqLen);
-  const rule = decayRule(run.config.optim.no_decay, run.config.optim.decay_vectors);
   const o = run.config.optim;
+  const rule = decayRule(o.no_decay, o.decay_vectors);
   const adam = new AdamW(model.params.map((p) => ({ ...p, decay: rule(p.name, p.variable.shape) })), { beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weight_decay });
   const stream = dataStreams(run.config, run.seqLen, run.manifest.tokenizer.sha256).openTrainStream();
-  const batches: TokenBatch[] = Array.from({ length: warmup + steps }, () => stream.next());
+  const batches: TokenBatch[] = Array.from({ length: count }, () => stream.next());
+  return {
+    batches,
+    step: (i) => trainStep(model, adam, [batches[i]], { lr: 3e-4, gradClip: o.grad_clip }),
+    dispose: () => {
+      adam.dispose();
+      llama.dispose();
+    },
+  };
+}
+
+/** Median seconds of the product's train step. */
+function ndbgSteps(run: ResolvedRun, steps: number, warmup: number): { stepS: number; loss: number } {
+  const training = productTraining(run, warmup + steps);
   const times: number[] = [];
   let loss = NaN;
-  let tokens = 0;
   for (let s = 0; s < warmup + steps; s++) {
     const t0 = performance.now();
-    const r = trainStep(model, adam, [batches[s]], { lr: 3e-4, gradClip: o.grad_clip });
+    loss = training.step(s).loss;
     if (s >= warmup) times.push((performance.now() - t0) / 1000);
-    loss = r.loss;
-    tokens = batches[s].batchSize * batches[s].seqLen;
   }
-  adam.dispose();
-  llama.dispose();
-  return { stepS: median(times), loss, tokens };
+  training.dispose();
+  return { stepS: median(times), loss };
 }
 
 /** The backend's own 1024³ matmul rate (GFLOP/s): the most a step made of matmuls could reach on it. */

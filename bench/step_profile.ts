@@ -3,14 +3,10 @@ import * as os from 'os';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs-core';
 import { benchCorpus } from './corpus';
-import type { TokenBatch } from '../src/data/batch';
+import { productTraining, SHAPES } from './model';
 import { BackendChoice, initBackend } from '../src/model/backend';
 import { loadModelConfig } from '../src/model/config';
-import { LlamaModel } from '../src/model/model';
-import { AdamW, decayRule } from '../src/train/adamw';
-import { dataStreams, trainableLlama } from '../src/train/adapters';
 import { loadRunConfig } from '../src/train/run_config';
-import { trainStep } from '../src/train/step';
 import { assetPath } from '../src/util/paths';
 import { median } from '../src/util/stats';
 
@@ -21,11 +17,6 @@ import { median } from '../src/util/stats';
  * rest of the step (JS: tfjs engine bookkeeping, tape, host loops, tensor uploads) is the
  * step time minus the op time. Reports ops per step and time by op name (and output shape with --by-shape), largest first.
  */
-const SHAPES: Record<string, { config: string; tokenizer: string }> = {
-  quickstart: { config: 'configs/quickstart.json', tokenizer: 'tokenizer/ndbg-2k.model' },
-  tiny: { config: 'configs/tiny.json', tokenizer: 'tokenizer/ndbg-8k.model' },
-  small: { config: 'configs/small.json', tokenizer: 'tokenizer/ndbg-8k.model' },
-};
 
 function flag(args: string[], name: string, fallback: string): string {
   return args.find((x) => x.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -86,25 +77,18 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const seqLen = loadModelConfig(assetPath(shape.config)).max_seq_len;
     const data = await benchCorpus(path.join(tmp, 'data'), assetPath(shape.tokenizer), seqLen);
     const runCfg = loadRunConfig(assetPath(shape.config), [`data.datasets=${JSON.stringify([data])}`, 'train.micro_batch_size=8', 'train.grad_accum=1']);
-    const llama = LlamaModel.create(runCfg.model, 0);
-    const model = trainableLlama(llama, runCfg.model, runCfg.seqLen);
-    const o = runCfg.config.optim;
-    const rule = decayRule(o.no_decay, o.decay_vectors);
-    const adam = new AdamW(model.params.map((p) => ({ ...p, decay: rule(p.name, p.variable.shape) })), { beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weight_decay });
-    const stream = dataStreams(runCfg.config, runCfg.seqLen, runCfg.manifest.tokenizer.sha256).openTrainStream();
-    const batches: TokenBatch[] = Array.from({ length: warmup + steps }, () => stream.next());
+    const training = productTraining(runCfg, warmup + steps);
     const stats = new Map<string, OpStat>();
     const times: number[] = [];
     let restore: (() => void) | undefined;
     for (let s = 0; s < warmup + steps; s++) {
       if (s === warmup) restore = instrument(stats, args.includes('--by-shape'));
       const t0 = performance.now();
-      trainStep(model, adam, [batches[s]], { lr: 3e-4, gradClip: o.grad_clip });
+      training.step(s);
       if (s >= warmup) times.push(performance.now() - t0);
     }
     restore?.();
-    adam.dispose();
-    llama.dispose();
+    training.dispose();
     const total = times.reduce((a, b) => a + b, 0);
     const opMs = [...stats.values()].reduce((a, s) => a + s.ms, 0);
     const opCount = [...stats.values()].reduce((a, s) => a + s.count, 0);
