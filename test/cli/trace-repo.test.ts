@@ -45,6 +45,14 @@ it('traces the fixture, scopes it with a held-out repository, writes documents a
   const docs = read(at('docs.jsonl'));
   expect(docs.every((d) => d.repo === 'shop' && String(d.text).includes('<|trace_context_start|># file: '))).toBe(true);
 
+  // The evaluator scores held-out repositories apart; with the true next states it scores 100%.
+  const ev = ndbg(['eval', 'next-state', '--oracle', '--repo-traces', at('held.jsonl'), '--per-program', '1', '--actions', 'step_into,step_return,inv_step_into', '--out', at('eval'), '--quiet']);
+  expect([ev.code, ev.stdout]).toEqual([0, expect.stringContaining('next_state_repo.json')]);
+  const report = JSON.parse(fs.readFileSync(at('eval/next_state_repo.json'), 'utf8'));
+  expect(report).toMatchObject({ level: 'repository', repositories: ['stdlib/colorsys'], full_match_oracle: { all: 1 } });
+  expect(report.tasks).toBeGreaterThan(0);
+  expect(fs.existsSync(at('eval/next_state.json'))).toBe(false);
+
   const check = ndbg(['oracle', 'check', '--trace', at('train.jsonl'), '--scripts', '5', '--count', '--quiet']);
   expect(check.code).toBe(0);
   expect(JSON.parse(check.stdout)).toMatchObject({ byVerdict: { other: 0 } });
@@ -56,6 +64,8 @@ it.each([
   [['trace-repo', '--stdlib', 'posixpath', '--out', 'x.jsonl'], /^ndbg: --stdlib posixpath: not a pure-Python module/],
   [['trace-repo', '--corpus', 'bad-corpus.json', '--out', 'x.jsonl'], /^ndbg: invalid config bad-corpus\.json:\n {2}repos\.0: give exactly one of stdlib and repo/],
   [['ndl', 'scope', '--traces', 'programs.jsonl', '--out', 'x.jsonl'], /^ndbg: programs\.jsonl:1: not a repository trace record .*kind/],
+  [['eval', 'next-state', '--oracle', '--repo-traces', 'programs.jsonl', '--out', 'x.jsonl'], /^ndbg: programs\.jsonl:1: not a trace record|^ndbg: --repo-traces programs\.jsonl: trace p is not repository-level/],
+  [['eval', 'next-state', '--oracle', '--out', 'x.jsonl'], /^ndbg: give --programs \(function-level\) and\/or --repo-traces/],
 ])('%j fails with one clear line', (args, message) => {
   fs.writeFileSync(at('bad-corpus.json'), JSON.stringify({ repos: [{ stdlib: 'json', repo: '.' }] }));
   fs.writeFileSync(at('programs.jsonl'), JSON.stringify({ id: 'p', code: 'def f(x):\n    return x\n', input: '1' }) + '\n');

@@ -94,9 +94,9 @@ const nextState: CommandModule = {
     checkArgs(a);
     // Function-level and repository-level held-out sets are scored and written apart
     // (next_state.json, next_state_repo.json): they measure different things.
-    const programs = a.programs ? await loadPrograms(a.programs as string, a.limit as number | undefined) : [];
-    const traces = await tracePrograms(programs, a.workers as number, a.quiet as boolean);
     const repoTraces = a['repo-traces'] ? await loadRepoLevelTraces(a['repo-traces'] as string, a.limit as number | undefined) : [];
+    const programs = a.programs ? await loadPrograms(a.programs as string, a.limit as number | undefined) : [];
+    const traces = programs.length > 0 ? await tracePrograms(programs, a.workers as number, a.quiet as boolean) : [];
     const completer = await loadCompleter(
       { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number },
       [...traces, ...repoTraces],
