@@ -4,6 +4,7 @@ import * as path from 'path';
 import { probeBwrap } from '../../src/trace/isolation';
 import { SandboxPool, traceProgram } from '../../src/trace/index';
 import type { TraceRecord } from '../../src/trace/types';
+import { repoReadPaths, repoSpec, RepoTraceRecord, traceRepoEntries } from '../../src/trace/repo';
 
 /**
  * Hostile programs: each must end with a labelled status, the batch must complete, and the
@@ -159,5 +160,50 @@ describe.each(modes)('hostile programs, isolation %s, %s', (mode, _process, sess
     } finally {
       await one.close();
     }
+  });
+});
+
+/**
+ * The same programs as modules of a repository, each traced through `call:MODULE:f()` like a
+ * repository's entry point (docs/trace.md, "Repository traces"): the same containment and the
+ * same labels. Differences are by construction: a module that does not compile, or whose body
+ * is refused, fails at import, before tracing, as an entry error.
+ */
+const REPO_LABELS: Record<string, Partial<Case>> = {
+  syntax_error: { error: /^EntryError: import hostile_syntax_error failed: SyntaxError/ },
+  module_level_delete: { error: /^EntryError: import hostile_module_level_delete failed: SandboxViolation: ndbg sandbox: shutil\.rmtree blocked/ },
+};
+
+describe.each(modes.filter(([, , session]) => session === undefined))('hostile programs as repository modules, isolation %s', (mode) => {
+  const before = snapshot(victim);
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-hostile-modules-'));
+  for (const [id, c] of Object.entries(cases)) fs.writeFileSync(path.join(repo, `hostile_${id}.py`), c.code + '\n');
+  const files = snapshot(repo);
+  let pool: SandboxPool;
+  const results = new Map<string, RepoTraceRecord>();
+
+  beforeAll(async () => {
+    const spec = repoSpec(repo);
+    pool = new SandboxPool(2, { isolation: mode, timeoutS: 2, memoryMb: 256, readOnlyPaths: repoReadPaths([spec]) });
+    const ids = Object.keys(cases);
+    for await (const r of traceRepoEntries(pool, spec, 'hostile', ids.map((id) => `call:hostile_${id}:f()`))) results.set(r.entry.split(':')[1].slice('hostile_'.length), r);
+  });
+  afterAll(async () => {
+    await pool.close();
+    fs.rmSync(repo, { recursive: true, force: true });
+  });
+
+  it.each(Object.keys(cases))('%s ends with the expected labelled status', (id) => {
+    const c = { ...cases[id], ...REPO_LABELS[id] };
+    const r = results.get(id)!;
+    expect({ id, status: r.status, limit: r.limit, isolation: r.isolation }).toEqual({ id, status: c.status, limit: c.limit, isolation: mode });
+    if (c.status !== 'normal') expect(r.error).toBeTruthy();
+    if (c.error) expect(r.error).toMatch(c.error);
+    c.check?.(r as unknown as TraceRecord);
+  });
+
+  it('left the repository and the directory outside the sandbox unchanged', () => {
+    expect(snapshot(victim)).toEqual(before);
+    expect(snapshot(repo)).toEqual(files);
   });
 });
