@@ -59,10 +59,10 @@ it('traces the fixture, scopes it with a held-out repository, writes documents a
 });
 
 it.each([
-  [['trace-repo', '--out', 'x.jsonl'], /^ndbg: give --repo DIR, --stdlib MODULES or --corpus FILE/],
+  [['trace-repo', '--out', 'x.jsonl'], /^ndbg: give --repo DIR, --stdlib MODULES, --package PACKAGES or --corpus FILE/],
   [['trace-repo', '--repo', 'nowhere', '--out', 'x.jsonl'], /^ndbg: --repo nowhere: no such file or directory/],
   [['trace-repo', '--stdlib', 'posixpath', '--out', 'x.jsonl'], /^ndbg: --stdlib posixpath: not a pure-Python module/],
-  [['trace-repo', '--corpus', 'bad-corpus.json', '--out', 'x.jsonl'], /^ndbg: invalid config bad-corpus\.json:\n {2}repos\.0: give exactly one of stdlib and repo/],
+  [['trace-repo', '--corpus', 'bad-corpus.json', '--out', 'x.jsonl'], /^ndbg: invalid config bad-corpus\.json:\n {2}repos\.0: give exactly one of stdlib, package and repo/],
   [['ndl', 'scope', '--traces', 'programs.jsonl', '--out', 'x.jsonl'], /^ndbg: programs\.jsonl:1: not a repository trace record .*kind/],
   [['eval', 'next-state', '--oracle', '--repo-traces', 'programs.jsonl', '--out', 'x.jsonl'], /^ndbg: programs\.jsonl:1: not a trace record|^ndbg: --repo-traces programs\.jsonl: trace p is not repository-level/],
   [['eval', 'next-state', '--oracle', '--out', 'x.jsonl'], /^ndbg: give --programs \(function-level\) and\/or --repo-traces/],

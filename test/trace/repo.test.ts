@@ -6,6 +6,7 @@ import { probeBwrap } from '../../src/trace/isolation';
 import { SandboxPool } from '../../src/trace/pool';
 import { discoverEntries, hashPythonFiles, manifestEntry, repoReadPaths, repoSpec, RepoTraceRecord, traceRepoEntries } from '../../src/trace/repo';
 import { UserError } from '../../src/util/errors';
+import { moduleTargets } from '../../src/trace/repo_corpus';
 
 /**
  * Repository-level tracing (docs/trace.md, "Repository traces") on the fixture repository
@@ -183,6 +184,32 @@ describe('repository specs and the manifest', () => {
     expect(() => repoSpec('/no/such/repo')).toThrow(new UserError('--repo /no/such/repo: no such file or directory'));
     expect(() => repoSpec(path.join(SHOP, 'tests', '__init__.py').replace('.py', '.txt'))).toThrow(UserError);
     expect(() => repoSpec(SHOP, { path: ['src'] })).toThrow(/--path src: no directory/);
+  });
+
+  it('resolves standard-library modules and installed packages as repositories', () => {
+    const [json] = moduleTargets(['json'], 'python3');
+    expect(json).toMatchObject({ id: 'stdlib/json', package: 'json', spec: { path: [], doctest: ['json'], unittest: false } });
+    expect(path.basename(json.spec.root)).toBe('json');
+    // An installed package: a site directory with the package and its distribution metadata.
+    const site = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-site-'));
+    fs.mkdirSync(path.join(site, 'fakepkg', 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(site, 'fakepkg', '__init__.py'), 'def f():\n    return 1\n');
+    fs.writeFileSync(path.join(site, 'fakepkg', 'sub', '__init__.py'), '');
+    fs.mkdirSync(path.join(site, 'fakepkg-1.2.3.dist-info'));
+    fs.writeFileSync(path.join(site, 'fakepkg-1.2.3.dist-info', 'METADATA'), 'Metadata-Version: 2.1\nName: fakepkg\nVersion: 1.2.3\n');
+    fs.writeFileSync(path.join(site, 'fakepkg-1.2.3.dist-info', 'top_level.txt'), 'fakepkg\n');
+    const saved = process.env.PYTHONPATH;
+    process.env.PYTHONPATH = site;
+    try {
+      const [pkg, sub] = moduleTargets(['fakepkg', 'fakepkg.sub'], 'python3', true);
+      expect(pkg).toMatchObject({ id: 'package/fakepkg', version: '1.2.3', spec: { root: fs.realpathSync(path.join(site, 'fakepkg')), path: [fs.realpathSync(site)] } });
+      expect(sub.spec.path).toEqual([fs.realpathSync(site)]);
+      expect(() => moduleTargets(['nosuchpkg'], 'python3', true)).toThrow(new UserError('--package nosuchpkg: not a pure-Python module of python3'));
+    } finally {
+      if (saved === undefined) delete process.env.PYTHONPATH;
+      else process.env.PYTHONPATH = saved;
+      fs.rmSync(site, { recursive: true, force: true });
+    }
   });
 
   it('records package, version, commit, file hashes and statuses', () => {

@@ -1,21 +1,18 @@
-import { spawnSync } from 'child_process';
 import * as path from 'path';
 import type { Argv, CommandModule } from 'yargs';
-import { z } from 'zod';
 import { SandboxPool, pythonVersion } from '../../trace/pool';
 import type { IsolationChoice } from '../../trace/isolation';
 import {
   discoverEntries,
   manifestEntry,
   RepoManifestEntry,
-  RepoSpec,
   repoSpec,
   repoReadPaths,
   RepoTraceRecord,
   traceRepoEntries,
 } from '../../trace/repo';
-import { readJsonFile, validateConfig } from '../../util/config';
 import { UserError } from '../../util/errors';
+import { corpusTargets, moduleTargets, RepoTarget } from '../../trace/repo_corpus';
 import { replaceFileAtomic } from '../../util/fsync';
 import { AtomicJsonlWriter } from '../../util/jsonl';
 import { Rng } from '../../util/rng';
@@ -32,67 +29,6 @@ Only frames of files under the root are recorded. The repository is read-only to
 working directory is the sandbox's scratch dir. --out gets one record per entry point and
 OUT.manifest.json what was traced (package, version, commit, file hashes, Python version).`;
 
-interface Target {
-  id: string;
-  spec: RepoSpec;
-  package: string;
-  version: string | null;
-  /** Entry points to trace (none: the discovered ones). */
-  entries: string[];
-}
-
-/** A --corpus file: the repositories of a corpus, one object each (docs/trace.md, "Corpora"). */
-const corpusSchema = z.object({ repos: z.array(
-  z
-    .object({
-      /** A standard-library module, traced as its own repository. */
-      stdlib: z.string().optional(),
-      /** Or a repository directory, relative to the corpus file. */
-      repo: z.string().optional(),
-      id: z.string().optional(),
-      /** Entry points; when given, only these (plus the doctests when `doctest` is true). */
-      entries: z.array(z.string()).optional(),
-      /** A stdlib module: whether its doctests are entry points too (default: unless `entries`); a repo: its doctest modules. */
-      doctest: z.union([z.boolean(), z.array(z.string())]).optional(),
-      version: z.string().optional(),
-    })
-    .strict()
-    .refine((r) => (r.stdlib === undefined) !== (r.repo === undefined), { message: 'give exactly one of stdlib and repo' }),
-).min(1) }).strict();
-
-function corpusTargets(file: string, python: string): Target[] {
-  const rows = validateConfig(corpusSchema, readJsonFile(file), file).repos;
-  return rows.flatMap((r, k) => {
-    try {
-      if (r.stdlib !== undefined) {
-        const [t] = stdlibTargets([r.stdlib], python);
-        const withDoctests = r.doctest === true || (r.doctest === undefined && r.entries === undefined);
-        return [{ ...t, id: r.id ?? t.id, entries: r.entries ?? [], spec: { ...t.spec, doctest: withDoctests ? [r.stdlib] : [] } }];
-      }
-      const spec = repoSpec(path.resolve(path.dirname(file), r.repo as string), { doctest: Array.isArray(r.doctest) ? r.doctest : [] });
-      return [{ id: r.id ?? path.basename(spec.root), spec, package: path.basename(spec.root), version: r.version ?? null, entries: r.entries ?? [] }];
-    } catch (e) {
-      throw new UserError(`--corpus ${file}: entry ${k}: ${(e as Error).message}`);
-    }
-  });
-}
-
-/** The file or package directory of standard-library modules, each traced as its own repository. */
-function stdlibTargets(modules: string[], python: string): Target[] {
-  const script = 'import importlib.util, json, sys\nout = {}\nfor m in sys.argv[1:]:\n    s = importlib.util.find_spec(m)\n    out[m] = s.origin if s and s.origin and s.origin.endswith(".py") else None\nprint(json.dumps(out))';
-  const r = spawnSync(python, ['-c', script, ...modules], { encoding: 'utf8' });
-  if (r.status !== 0) throw new UserError(`--stdlib: ${python} could not look the modules up: ${r.stderr.trim().split('\n').pop()}`);
-  const origins = JSON.parse(r.stdout) as Record<string, string | null>;
-  const version = pythonVersion(python);
-  return modules.map((m) => {
-    const origin = origins[m];
-    if (!origin) throw new UserError(`--stdlib ${m}: not a pure-Python module of ${python}`);
-    const root = origin.endsWith('__init__.py') ? path.dirname(origin) : origin;
-    // The standard library is on sys.path already: no entries of its own.
-    return { id: `stdlib/${m}`, spec: { ...repoSpec(root, { path: [] }), unittest: false, doctest: [m] }, package: m, version, entries: [] };
-  });
-}
-
 function list(v: unknown): string[] {
   const items = Array.isArray(v) ? v : v === undefined ? [] : [v];
   return items.flatMap((s) => String(s).split(',')).map((s) => s.trim()).filter((s) => s !== '');
@@ -107,7 +43,8 @@ export const traceRepoCommand: CommandModule = {
       .option('repo', { type: 'string', describe: 'Repository directory (or one .py file)' })
       .option('id', { type: 'string', describe: "The repository's id in records and the manifest (default: its directory name)" })
       .option('stdlib', { type: 'string', describe: 'Comma-separated standard-library modules, each traced as a repository through its doctests' })
-      .option('corpus', { type: 'string', describe: 'JSON {repos: [{stdlib|repo, id?, entries?, doctest?, version?}]}, e.g. examples/repo-corpus/stdlib.json' })
+      .option('package', { type: 'string', describe: 'Comma-separated installed pure-Python packages (importable by --python), each traced as a repository through its doctests' })
+      .option('corpus', { type: 'string', describe: 'JSON {repos: [{stdlib|package|repo, id?, entries?, doctest?, version?}]}, e.g. examples/repo-corpus/stdlib.json' })
       .option('entry', { type: 'string', array: true, describe: 'Entry point(s); default: the discovered tests and doctests' })
       .option('doctest', { type: 'string', describe: 'Comma-separated modules of --repo whose doctests are entry points' })
       .option('unittest', { type: 'boolean', default: true, describe: 'Discover unittest tests (test*.py) under --repo' })
@@ -123,14 +60,15 @@ export const traceRepoCommand: CommandModule = {
       .option('isolation', { type: 'string', choices: ['auto', 'bwrap', 'guards'] })
       .option('quiet', { type: 'boolean', default: false })
       .check((a) => {
-        if (!a.repo && !a.stdlib && !a.corpus) throw new UserError('give --repo DIR, --stdlib MODULES or --corpus FILE');
+        if (!a.repo && !a.stdlib && !a.package && !a.corpus) throw new UserError('give --repo DIR, --stdlib MODULES, --package PACKAGES or --corpus FILE');
         if (!Number.isInteger(a.workers) || (a.workers as number) < 1) throw new UserError(`--workers must be a positive integer, got ${a.workers}`);
         if (a['max-entries'] !== undefined && !((a['max-entries'] as number) >= 1)) throw new UserError('--max-entries must be at least 1');
         return true;
       }),
   handler: async (a) => {
-    const python = a.python as string;
-    const targets: Target[] = [];
+    // A path to an interpreter must stay valid inside bubblewrap, which starts in /tmp.
+    const python = (a.python as string).includes('/') ? path.resolve(a.python as string) : (a.python as string);
+    const targets: RepoTarget[] = [];
     if (a.repo) {
       const spec = repoSpec(a.repo as string, {
         path: a.path ? list(a.path) : undefined,
@@ -139,7 +77,8 @@ export const traceRepoCommand: CommandModule = {
       });
       targets.push({ id: (a.id as string | undefined) ?? path.basename(spec.root).replace(/\.py$/, ''), spec, package: path.basename(spec.root), version: null, entries: list(a.entry) });
     }
-    if (a.stdlib) targets.push(...stdlibTargets(list(a.stdlib), python).map((t) => ({ ...t, entries: list(a.entry) })));
+    if (a.stdlib) targets.push(...moduleTargets(list(a.stdlib), python).map((t) => ({ ...t, entries: list(a.entry) })));
+    if (a.package) targets.push(...moduleTargets(list(a.package), python, true).map((t) => ({ ...t, entries: list(a.entry) })));
     if (a.corpus) targets.push(...corpusTargets(a.corpus as string, python));
     const pool = new SandboxPool(a.workers as number, {
       python,
