@@ -33,6 +33,8 @@ ENTRY_KINDS = ("call", "unittest", "doctest", "pytest")
 # which run at import (pytest imports test modules while tracing) and are not debugger frames.
 CO_OPTIMIZED = 0x1
 
+LIBRARY_DIRS = frozenset(["site-packages", "dist-packages"])
+
 
 class RepoRecorder(tracer.Recorder):
     """A Recorder for every function frame whose file is under `root`. Call
@@ -57,9 +59,11 @@ class RepoRecorder(tracer.Recorder):
         full = os.path.realpath(filename) if filename and not filename.startswith("<") else ""
         hit = None
         if full == self.root or full.startswith(self._prefix):
-            text = read_source(full)
+            rel = os.path.relpath(full, self.root).replace(os.sep, "/")
+            # A virtual environment inside the checkout is library code, not the repository's.
+            library = bool(set(rel.split("/")[:-1]) & LIBRARY_DIRS)
+            text = None if library else read_source(full)
             if text is not None:
-                rel = os.path.relpath(full, self.root).replace(os.sep, "/")
                 if rel == ".":  # the root is one file (e.g. a stdlib module)
                     rel = os.path.basename(full)
                 hit = (rel, text.split("\n"), text)

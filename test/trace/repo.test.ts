@@ -179,6 +179,24 @@ describe.each(modes)('a hostile repository, isolation %s', (mode) => {
   });
 });
 
+it('leaves out a virtual environment inside the checkout: its code is library code', async () => {
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-venv-repo-'));
+  const site = path.join(repo, '.venv', 'lib', 'python3.11', 'site-packages');
+  fs.mkdirSync(site, { recursive: true });
+  fs.writeFileSync(path.join(site, 'helper.py'), 'def double(x):\n    return 2 * x\n');
+  fs.writeFileSync(path.join(repo, 'app.py'), 'import helper\n\ndef run(n):\n    return helper.double(n) + 1\n');
+  const spec = repoSpec(repo, { path: ['.', site] });
+  const pool = new SandboxPool(1, { isolation: 'guards' });
+  try {
+    const [r] = await collect(traceRepoEntries(pool, spec, 'app', ['call:app:run(4)']));
+    expect([r.status, r.outcome, Object.keys(r.files)]).toEqual(['normal', 'returned 9', ['app.py']]);
+    expect(r.events.map((e) => e.func)).toEqual(['run', 'run', 'run']);
+  } finally {
+    await pool.close();
+    fs.rmSync(repo, { recursive: true, force: true });
+  }
+});
+
 describe('repository specs and the manifest', () => {
   it('rejects a path that is not a repository with a message naming it', () => {
     expect(() => repoSpec('/no/such/repo')).toThrow(new UserError('--repo /no/such/repo: no such file or directory'));
