@@ -84,15 +84,8 @@ class RepoRecorder(tracer.Recorder):
         rel = hit[0]
         if rel not in self.files:
             self.files[rel] = hit[2]
-        self._call_file = rel
+        self.call_file = rel
         return hit[1]
-
-    def global_trace(self, frame, event, arg):
-        n = len(self.events)
-        result = tracer.Recorder.global_trace(self, frame, event, arg)
-        if len(self.events) > n:
-            self.events[n]["file"] = self._call_file
-        return result
 
 
 def read_source(path):

@@ -79,6 +79,10 @@ class StepLimit(BaseException):
 class Recorder:
     """The settrace callback and the events it collects."""
 
+    # The `file` of the call event being recorded; lines_of sets it in repository traces
+    # (repo_tracer.RepoRecorder), function-level call events have none.
+    call_file = None
+
     def __init__(self, max_events=DEFAULT_MAX_EVENTS, repr_cap=DEFAULT_REPR_CAP, on_limit=None,
                  deadline=None, settrace=None):
         self.max_events = max_events
@@ -161,6 +165,8 @@ class Recorder:
         }
         if frame.f_code.co_flags & _SUSPENDABLE and _resumed(frame):
             record["resumed"] = True
+        if self.call_file is not None:
+            record["file"] = self.call_file
         self._emit(record)
         return self.local_trace
 

@@ -90,6 +90,8 @@ describe.each(modes)('the fixture repository, isolation %s', (mode) => {
     const [r] = await traceAll(pool, SHOP, ['unittest:tests.test_report.ReportTest.test_summary'], { maxEvents: 30 });
     expect([r.status, r.limit, r.events.length, r.bounds.max_events]).toEqual(['never', 'steps', 30, 30]);
     expect(Object.keys(r.blocks).length).toBeGreaterThan(0);
+    // Even a call event the cut came at says its file (it is written before the cap is checked).
+    expect(r.events.filter((e) => e.event === 'call').every((e) => typeof e.file === 'string')).toBe(true);
   });
 
   it('runs a pytest node when pytest is importable from the given path, else says it is not', async () => {
