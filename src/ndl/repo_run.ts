@@ -3,13 +3,12 @@
  * per sampled entry invocation (repo_scope.ts). The output is ordinary trace JSONL for
  * `ndbg ndl`, `ndbg ndl check` and `ndbg oracle check`.
  */
-import * as fs from 'fs';
 import { z } from 'zod';
 import type { RepoTraceRecord } from '../trace/repo';
-import { UserError } from '../util/errors';
 import { Rng } from '../util/rng';
-import { AtomicJsonlWriter, invalidLine, readJsonl } from '../util/jsonl';
+import { AtomicJsonlWriter } from '../util/jsonl';
 import { EntrySampling, scopedTraces } from './repo_scope';
+import { readValidated } from './run';
 import type { TokenCounter } from './sampler';
 
 /** The fields of a repository trace record this stage reads. */
@@ -30,17 +29,8 @@ const repoTraceSchema = z
   .passthrough();
 
 /** Streams the repository trace records of a JSONL file; the first bad line is a UserError. */
-export async function* readRepoTraces(file: string): AsyncGenerator<RepoTraceRecord> {
-  if (!fs.existsSync(file)) throw new UserError(`--traces ${file}: no such file`);
-  for await (const line of readJsonl<unknown>(file)) {
-    const r = repoTraceSchema.safeParse(line.value);
-    if (!r.success) {
-      const issue = r.error.issues[0];
-      invalidLine(`${file}:${line.lineNumber}: not a repository trace record (from \`ndbg trace-repo\`): ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-      continue;
-    }
-    yield r.data as unknown as RepoTraceRecord;
-  }
+export function readRepoTraces(file: string): AsyncGenerator<RepoTraceRecord> {
+  return readValidated<RepoTraceRecord>(file, repoTraceSchema, 'a repository trace record (from `ndbg trace-repo`)');
 }
 
 /**

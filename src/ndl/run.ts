@@ -40,16 +40,24 @@ const traceSchema = z
   .passthrough();
 
 /** Streams the trace records of a JSONL file, validated; the first bad line is a UserError. */
-export async function* readTraces(file: string): AsyncGenerator<TraceRecord> {
+export function readTraces(file: string): AsyncGenerator<TraceRecord> {
+  return readValidated<TraceRecord>(file, traceSchema, 'a trace record');
+}
+
+/**
+ * Streams the records of a JSONL --traces file that pass `schema`; a bad line is one error
+ * naming file:line and the first bad field (`what` says what the line should have been).
+ */
+export async function* readValidated<T>(file: string, schema: z.ZodTypeAny, what: string): AsyncGenerator<T> {
   if (!fs.existsSync(file)) throw new UserError(`--traces ${file}: no such file`);
   for await (const line of readJsonl<unknown>(file)) {
-    const r = traceSchema.safeParse(line.value);
+    const r = schema.safeParse(line.value);
     if (!r.success) {
       const issue = r.error.issues[0];
-      invalidLine(`${file}:${line.lineNumber}: not a trace record: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+      invalidLine(`${file}:${line.lineNumber}: not ${what}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
       continue;
     }
-    yield r.data as unknown as TraceRecord;
+    yield r.data as T;
   }
 }
 
