@@ -19,7 +19,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { NaiveBaseline } from '../eval/baseline';
 import { CompleterPredictor, type TextCompleter } from '../eval/completer';
-import { loadCompleter, writeJson } from '../eval/load';
+import { copyProbeOf, formatCopyProbe } from '../eval/copy_probe';
+import { loadModelCompleter, writeJson } from '../eval/load';
 import { evaluateNextState, formatTables, NextStateResult, nextStateReport, ratesOf } from '../eval/next_state';
 import { DebugSession } from '../eval/session';
 import { ALL_ACTIONS, makeTasks } from '../eval/tasks';
@@ -103,7 +104,7 @@ export async function trainAndEvaluate(o: QuickstartOptions, data: QuickstartDat
   t = Date.now();
   const testTraces: TraceRecord[] = data.testTraces;
   stage(7, 'eval', `next-state accuracy on ${testTraces.length} held-out programs, every action, beside the naive baseline`);
-  const completer = await loadCompleter({ checkpoint, backend: o.backend as never, maxNewTokens: 64 }, testTraces);
+  const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never, maxNewTokens: 64 });
   const { tasks, didNotFit } = makeTasks(testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, budget: completer.budget });
   const notFitting = Object.values(didNotFit).reduce((a, b) => a + b, 0);
   process.stderr.write(`      ${tasks.length} tasks; ${pct(tasks.length, tasks.length + notFitting)} fit the context (${notFitting} did_not_fit, not scored)\n`);
@@ -112,6 +113,10 @@ export async function trainAndEvaluate(o: QuickstartOptions, data: QuickstartDat
   fs.mkdirSync(evalDir, { recursive: true });
   writeJson(path.join(evalDir, 'next_state.json'), nextStateReport(result, completer.name, { programs: testTraces.length, tasks: tasks.length }));
   process.stderr.write(`${formatTables(result.tables)}\n`);
+  // Whether the model copies from its context at all (induction heads): what SRC accuracy needs.
+  const probe = copyProbeOf(completer.model, completer.tokenizer);
+  writeJson(path.join(evalDir, 'copy_probe.json'), { title: 'Copy probe (induction)', ...probe });
+  process.stderr.write(`      ${formatCopyProbe(probe)}\n`);
   done(path.join(evalDir, 'next_state.json'), t, seconds, 'eval');
   return {
     runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, completer, result,

@@ -28,6 +28,11 @@ export interface CompleterSpec {
 export async function loadCompleter(spec: CompleterSpec, traces: TraceRecord[]): Promise<TextCompleter> {
   if (spec.oracle) return new OracleCompleter(new Map(traces.map((t) => [t.id, t])));
   if (!spec.checkpoint) throw new UserError('give --checkpoint DIR (a trained model) or --oracle (the true next states)');
+  return loadModelCompleter({ ...spec, checkpoint: spec.checkpoint });
+}
+
+/** The model of a checkpoint with its tokenizer, on the chosen backend. */
+export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: string }): Promise<ModelCompleter> {
   if (!fs.existsSync(path.join(spec.checkpoint, 'model.safetensors'))) {
     throw new UserError(`--checkpoint ${spec.checkpoint}: no model.safetensors there (pass a checkpoint directory, e.g. RUN/checkpoints/step-000100)`);
   }

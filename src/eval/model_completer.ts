@@ -23,8 +23,8 @@ export class ModelCompleter implements TextCompleter {
   readonly budget: PromptBudget;
 
   constructor(
-    private readonly model: LlamaModel,
-    private readonly tokenizer: Tokenizer,
+    readonly model: LlamaModel,
+    readonly tokenizer: Tokenizer,
     private readonly options: ModelCompleterOptions = { maxNewTokens: 96 },
   ) {
     this.stops = [

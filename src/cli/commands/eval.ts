@@ -3,9 +3,10 @@ import type { Argv, CommandModule } from 'yargs';
 import { BACKENDS, BackendChoice } from '../../model/backend';
 import { NaiveBaseline } from '../../eval/baseline';
 import { CompleterPredictor } from '../../eval/completer';
+import { copyProbeOf, DEFAULT_COPY_PROBE, formatCopyProbe } from '../../eval/copy_probe';
 import { runCruxEval } from '../../eval/cruxeval_run';
 import { DEFAULT_HORIZON, runHorizon } from '../../eval/horizon';
-import { loadCompleter, loadPrograms, resultsDir, writeJson } from '../../eval/load';
+import { loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson } from '../../eval/load';
 import { tracePrograms } from '../../trace';
 import { evaluateNextState, formatTables, nextStateReport } from '../../eval/next_state';
 import { ALL_ACTIONS, makeTasks } from '../../eval/tasks';
@@ -206,9 +207,32 @@ const horizon: CommandModule = {
   },
 };
 
+const copy: CommandModule = {
+  command: 'copy',
+  describe: 'Copy probe: random sequences written twice; does the model predict the second copy (induction heads)?',
+  builder: (y: Argv) =>
+    y
+      .option('checkpoint', { type: 'string', demandOption: true, describe: 'Checkpoint directory of a trained model' })
+      .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: 'auto', describe: 'tfjs backend' })
+      .option('sequences', { type: 'number', default: DEFAULT_COPY_PROBE.sequences, describe: 'Random sequences' })
+      .option('length', { type: 'number', default: DEFAULT_COPY_PROBE.length, describe: "Pieces per copy (capped by the model's context)" })
+      .option('seed', { type: 'number', default: DEFAULT_COPY_PROBE.seed, describe: 'Seed of the sequences' })
+      .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' }),
+  handler: async (argv) => {
+    const a = argv as Args;
+    assertCheckpointDir(a.checkpoint as string);
+    for (const k of ['sequences', 'length']) if (!(Number.isInteger(a[k]) && (a[k] as number) >= 2)) throw new UserError(`--${k} must be an integer ≥ 2, got ${String(a[k])}`);
+    const completer = await loadModelCompleter({ checkpoint: a.checkpoint as string, backend: a.backend as BackendChoice });
+    const result = copyProbeOf(completer.model, completer.tokenizer, { seed: a.seed as number, sequences: a.sequences as number, length: a.length as number });
+    const file = path.join(resultsDir(a.out as string | undefined, a.checkpoint as string), 'copy_probe.json');
+    writeJson(file, { title: 'Copy probe (induction)', ...result });
+    process.stdout.write(`${formatCopyProbe(result)}\nwritten to ${file}\n`);
+  },
+};
+
 export const evalCommand: CommandModule = {
   command: 'eval',
-  describe: 'Evaluate a neural debugger: next-state, cruxeval, horizon',
-  builder: (y: Argv) => y.command(nextState).command(cruxeval).command(horizon).demandCommand(1),
+  describe: 'Evaluate a neural debugger: next-state, cruxeval, horizon, copy',
+  builder: (y: Argv) => y.command(nextState).command(cruxeval).command(horizon).command(copy).demandCommand(1),
   handler: () => undefined,
 };
