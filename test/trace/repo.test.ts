@@ -35,8 +35,10 @@ describe.each(modes)('the fixture repository, isolation %s', (mode) => {
   let entries: string[];
   let records: RepoTraceRecord[];
   beforeAll(async () => {
-    pool = new SandboxPool(1, { isolation: mode });
-    entries = (await discoverEntries(pool, repoSpec(SHOP, { doctest: ['inventory.pricing'] }))).entries;
+    const spec = repoSpec(SHOP, { doctest: ['inventory.pricing'] });
+    // bwrap puts a private tmpfs on /tmp: a checkout under /tmp (a CI clone) must be bound in.
+    pool = new SandboxPool(1, { isolation: mode, readOnlyPaths: repoReadPaths([spec]) });
+    entries = (await discoverEntries(pool, spec)).entries;
     records = await traceAll(pool, SHOP, entries);
   });
   afterAll(() => pool.close());
