@@ -4,6 +4,7 @@ import * as path from 'path';
 import { UserError } from '../util/errors';
 import { packageRoot } from '../util/paths';
 import { NODE_PACKAGES, NativeChoice, nativePaths } from './backend';
+import { buildFusedOps } from './fused_build';
 import { cacheRoot, findTfLibrary, TfLibrary } from './tf_library';
 
 /**
@@ -18,6 +19,8 @@ import { cacheRoot, findTfLibrary, TfLibrary } from './tf_library';
  *   4. link the library and headers into the package's deps/
  *   5. build the addon from source (node-pre-gyp → node-gyp)
  *   6. verify in a fresh process: TF version, a matmul against JS, the backend `auto` picks
+ *   7. build the fused kernels (native/ndbg_ops.cc, ./fused_build.ts) and check one runs; when
+ *      they cannot be built that is one line, and training runs the unfused ops
  *
  * Idempotent: a step whose result is already there (same library, same addon) is skipped.
  */
@@ -38,6 +41,8 @@ export interface InstallResult {
   matmulMaxDiff: number;
   autoPicks: string;
   built: boolean;
+  /** Why the fused ops are not available (training then runs unfused); undefined when they are. */
+  fusedProblem?: string;
 }
 
 /** The tfjs-node release matching the tfjs-core in ndbg's node_modules (one tfjs-core in the process). */
@@ -255,5 +260,28 @@ export function installBackend(o: InstallOptions): InstallResult {
   const built = build(dir, library, tools, o.force || relinked, o.log);
   const v = verify(choice);
   o.log(`verified: TensorFlow ${v.tfVersion}, matmul max |Δ| vs JS ${v.matmulMaxDiff.toExponential(1)}, --backend auto picks ${v.autoPicks}${o.gpu ? (v.gpu ? ' (GPU in use)' : ' (no GPU device here: tensorflow-gpu runs only where CUDA 12 and a GPU are)') : ''}`);
-  return { package: NODE_PACKAGES[choice], library, tfVersion: v.tfVersion, matmulMaxDiff: v.matmulMaxDiff, autoPicks: v.autoPicks, built };
+  const fusedProblem = fused(choice, library, v.tfVersion, Boolean(o.force), o.log);
+  if (fusedProblem) o.log(`fused ops: ${fusedProblem}; training runs the unfused TensorFlow ops (same results, slower)`);
+  return { package: NODE_PACKAGES[choice], library, tfVersion: v.tfVersion, matmulMaxDiff: v.matmulMaxDiff, autoPicks: v.autoPicks, built, fusedProblem };
+}
+
+/** Builds the fused kernels and runs one in a fresh process against the tfjs computation; a problem, or undefined. */
+function fused(choice: NativeChoice, library: TfLibrary, tfVersion: string, force: boolean, log: (l: string) => void): string | undefined {
+  if (!have('g++')) return 'g++ not found (apt-get install -y g++)';
+  const b = buildFusedOps(library, tfVersion, force, log);
+  if (b.problem) return b.problem;
+  const r = child<{ maxDiff: number }>(`
+const tf = require('@tensorflow/tfjs-core');
+require(${JSON.stringify(require.resolve('./backend'))}).initBackend(${JSON.stringify(choice)}, () => undefined).then(() => {
+  const ops = require(${JSON.stringify(require.resolve('./fused_ops'))}).fusedOps();
+  if (!ops) throw new Error('the library did not load');
+  const g = tf.tensor2d([[-2, -0.5, 0, 1.5]]), u = tf.tensor2d([[1, 2, 3, 4]]);
+  const d = tf.max(tf.abs(tf.sub(ops.swiglu(g, u), tf.mul(tf.mul(g, tf.sigmoid(g)), u)))).dataSync()[0];
+  process.stdout.write(JSON.stringify({ maxDiff: d }));
+}).catch((e) => process.stdout.write(JSON.stringify({ error: String((e && e.message) || e).split('\\n')[0] })));
+`);
+  if (r.error) return `the built library does not run: ${r.error}`;
+  if (!(r.maxDiff < 1e-5)) return `the built library computes a wrong SwiGLU (max |Δ| ${r.maxDiff})`;
+  log(`fused ops: ${b.path} (${b.built ? 'built' : 'unchanged'}; SwiGLU max |Δ| vs tfjs ${r.maxDiff.toExponential(1)})`);
+  return undefined;
 }

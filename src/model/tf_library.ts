@@ -35,8 +35,10 @@ export function cacheRoot(): string {
   return path.join(base, 'ndbg');
 }
 
-/** Headers the addon does not need (Eigen and third-party sources: ~150 MB of the wheel's 250). */
-const SKIP_INCLUDE = ['tensorflow/include/external/', 'tensorflow/include/Eigen/', 'tensorflow/include/unsupported/'];
+/** Headers neither the addon nor the fused ops need (third-party sources: ~140 MB of the wheel's 250). */
+const SKIP_INCLUDE = ['tensorflow/include/external/'];
+/** Eigen's headers (~10 MB): the fused kernels (native/ndbg_ops.cc) need them, the addon does not. */
+const EIGEN_INCLUDE = ['tensorflow/include/Eigen/', 'tensorflow/include/unsupported/'];
 
 /** A library layout inside `dir`, or undefined: an unpacked wheel's `tensorflow/`, or an unpacked tarball. */
 export function libraryIn(dir: string, source: string, version: string): TfLibrary | undefined {
@@ -179,6 +181,30 @@ print(v); print(list(spec.submodule_search_locations)[0])
   const [dist, version, dir] = out.trim().split('\n');
   if (gpu && dist === 'tensorflow-cpu') return undefined;
   return libraryIn(dir, `python3 (import tensorflow: ${dist} ${version})`, version);
+}
+
+/**
+ * Makes sure the library's include dir has Eigen (custom kernels include it). Libraries extracted
+ * before the fused ops existed skipped it: it is added from the wheel they came from. Returns a
+ * reason when it cannot be had (a libtensorflow tarball ships no Eigen headers).
+ */
+export function ensureKernelHeaders(lib: TfLibrary, log: (l: string) => void): string | undefined {
+  if (fs.existsSync(path.join(lib.includeDir, 'Eigen', 'Core'))) return undefined;
+  if (!lib.source.endsWith('.whl') || !fs.existsSync(lib.source)) {
+    return `${lib.includeDir} has no Eigen headers (a pip wheel or site-packages TensorFlow has them; a libtensorflow tarball does not)`;
+  }
+  log(`fused ops: extracting Eigen's headers (~10 MB) from ${path.basename(lib.source)}`);
+  const script = `
+import sys, zipfile
+wheel, out, prefixes = sys.argv[1], sys.argv[2], tuple(sys.argv[3].split(','))
+with zipfile.ZipFile(wheel) as z:
+    for n in z.namelist():
+        if n.startswith(prefixes): z.extract(n, out)
+`;
+  // The wheel's names start with tensorflow/include/, and includeDir is <target>/tensorflow/include.
+  const r = spawnSync(python(), ['-c', script, lib.source, path.dirname(path.dirname(lib.includeDir)), EIGEN_INCLUDE.join(',')], { encoding: 'utf8' });
+  if (r.status !== 0 || !fs.existsSync(path.join(lib.includeDir, 'Eigen', 'Core'))) return `cannot extract Eigen's headers from ${lib.source}: ${(r.stderr || '').trim().split('\n').pop()}`;
+  return undefined;
 }
 
 /** `python3 -m pip download --no-deps` of tensorflow-cpu (or tensorflow for --gpu) into the cache. */

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { fusedOps } from '../model/fused_ops';
 
 /**
  * AdamW (Loshchilov & Hutter) with decoupled weight decay, written on tfjs tensors so every
@@ -107,6 +108,22 @@ export class AdamW {
     const { beta1, beta2, eps, weightDecay } = this.opts;
     const bc1 = 1 - Math.pow(beta1, this.t);
     const sqrtBc2 = Math.sqrt(1 - Math.pow(beta2, this.t));
+    const fused = fusedOps();
+    if (fused) {
+      // One pass per group reading p, m, v, g once (native/ndbg_ops.cc), with the same scalars
+      // and the same order of float operations as below; no concat/split of the parameters.
+      this.groups.forEach((grp, gi) =>
+        tf.tidy(() => {
+          const decay = grp.decay && weightDecay > 0 ? 1 - lr * weightDecay : 1;
+          const coefs = tf.tensor1d([beta1, (1 - beta1) * gradScale, beta2, (1 - beta2) * gradScale * gradScale, (lr * sqrtBc2) / bc1, eps * sqrtBc2, decay]);
+          const out = fused.adamW(grp.params.map((p) => p.variable), grp.m, grp.v, flat[gi], coefs);
+          grp.params.forEach((p, i) => p.variable.assign(out[i]));
+          grp.m.assign(out[grp.params.length]);
+          grp.v.assign(out[grp.params.length + 1]);
+        }),
+      );
+      return;
+    }
     this.groups.forEach((grp, gi) => {
       tf.tidy(() => {
         const g = flat[gi];

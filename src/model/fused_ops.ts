@@ -1,0 +1,93 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { fusedLibraryPath, fusedLibraryProblem } from './fused_build';
+
+/**
+ * The fused kernels of native/ndbg_ops.cc as tfjs tensor functions, on the "tensorflow" backend
+ * when `ndbg backend install` has built them for the loaded TensorFlow; `fusedOps()` is
+ * undefined otherwise (other backends, library absent, NDBG_FUSED=0) and the callers run their
+ * unfused tfjs ops, which say the same math.
+ *
+ * The ops run straight through the addon's executeOp: no tfjs kernel lookup and no tape entry
+ * (every caller is a forward or gradient function of a tf.customGrad, which records its own).
+ * Outputs are ordinary engine tensors, so tidy() and tf.memory() see them.
+ */
+export interface FusedOps {
+  /** x [.., d] → xhat = x·r and r = (mean(x²) + eps)^(−1/2) [.., 1]. */
+  rmsNorm(x: tf.Tensor, eps: number): [tf.Tensor, tf.Tensor];
+  /** r·(g − xhat·mean(g·xhat)) per row. */
+  rmsNormGrad(g: tf.Tensor, xhat: tf.Tensor, r: tf.Tensor): tf.Tensor;
+  swiglu(g: tf.Tensor, u: tf.Tensor): tf.Tensor;
+  /** [dg, du] of silu(g)·u. */
+  swigluGrad(dy: tf.Tensor, g: tf.Tensor, u: tf.Tensor): [tf.Tensor, tf.Tensor];
+  /** x·cos + rotate_half(x)·sin for x [.., T, hd], cos/sin [T, hd]; inverse applies the transpose (the gradient). */
+  rope(x: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor, inverse: boolean): tf.Tensor;
+  /** softmax(s + bias) over the last axis, s [B, H, R, S], bias [1|B, 1, R, S]. */
+  biasSoftmax(s: tf.Tensor, bias: tf.Tensor): tf.Tensor;
+  /** p·(dp − Σ p·dp) over the last axis. */
+  softmaxGrad(p: tf.Tensor, dp: tf.Tensor): tf.Tensor;
+  /** [softmax(logits), logsumexp(logits)] for logits [N, V]. */
+  softmaxLse(logits: tf.Tensor2D): [tf.Tensor2D, tf.Tensor1D];
+  /** AdamW over params (see the op); returns [new params..., new m, new v]. */
+  adamW(params: tf.Tensor[], m: tf.Tensor, v: tf.Tensor, g: tf.Tensor, coefs: tf.Tensor1D): tf.Tensor[];
+}
+
+interface Binding {
+  TF_Version: string;
+  TF_ATTR_FLOAT: number;
+  TF_ATTR_BOOL: number;
+  TF_ATTR_INT: number;
+  executeOp(name: string, attrs: unknown[], inputs: number[], numOutputs: number): unknown[];
+}
+interface NodeBackend {
+  binding: Binding;
+  getInputTensorIds(inputs: tf.TensorInfo[]): number[];
+  createOutputTensor(metadata: unknown): tf.Tensor;
+}
+
+let state: { ops?: FusedOps } | undefined;
+
+/** The fused ops when they can run here (decided once per process, with one log line when not). */
+export function fusedOps(): FusedOps | undefined {
+  // NDBG_FUSED=0 runs the unfused ops (read per call: tests compare both paths in one process).
+  if (tf.getBackend() !== 'tensorflow' || process.env.NDBG_FUSED === '0') return undefined;
+  if (!state) state = load();
+  return state.ops;
+}
+
+function load(): { ops?: FusedOps } {
+  const backend = tf.backend() as unknown as NodeBackend;
+  const version = backend.binding?.TF_Version;
+  const problem = version ? fusedLibraryProblem(version) : 'the addon reports no TensorFlow version';
+  if (problem) {
+    process.stderr.write(`fused ops: ${problem}; the unfused TensorFlow ops run (same results, slower)\n`);
+    return {};
+  }
+  try {
+    // A Node-API module that exports nothing: loading it runs its op and kernel registrations.
+    process.dlopen({ exports: {} } as NodeJS.Module, fusedLibraryPath(version).lib);
+  } catch (e) {
+    process.stderr.write(`fused ops: cannot load (${(e as Error).message.split('\n')[0]}); the unfused TensorFlow ops run\n`);
+    return {};
+  }
+  return { ops: makeOps(backend) };
+}
+
+function makeOps(backend: NodeBackend): FusedOps {
+  const bind = backend.binding;
+  // createOutputTensor already returns an engine-tracked tf.Tensor (tfjs-node makes one per output).
+  // backend.binding is read per call: bench/step_profile.ts swaps it for a timing wrapper.
+  const run = (op: string, inputs: tf.Tensor[], numOutputs: number, attrs: unknown[] = []): tf.Tensor[] =>
+    backend.binding.executeOp(op, attrs, backend.getInputTensorIds(inputs), numOutputs).map((m) => backend.createOutputTensor(m));
+  const one = (op: string, inputs: tf.Tensor[], attrs: unknown[] = []) => run(op, inputs, 1, attrs)[0];
+  return {
+    rmsNorm: (x, eps) => run('NdbgRmsNorm', [x], 2, [{ name: 'eps', type: bind.TF_ATTR_FLOAT, value: eps }]) as [tf.Tensor, tf.Tensor],
+    rmsNormGrad: (g, xhat, r) => one('NdbgRmsNormGrad', [g, xhat, r]),
+    swiglu: (g, u) => one('NdbgSwiglu', [g, u]),
+    swigluGrad: (dy, g, u) => run('NdbgSwigluGrad', [dy, g, u], 2) as [tf.Tensor, tf.Tensor],
+    rope: (x, cos, sin, inverse) => one('NdbgRope', [x, cos, sin], [{ name: 'inverse', type: bind.TF_ATTR_BOOL, value: inverse }]),
+    biasSoftmax: (s, bias) => one('NdbgBiasSoftmax', [s, bias]),
+    softmaxGrad: (p, dp) => one('NdbgSoftmaxGrad', [p, dp]),
+    softmaxLse: (logits) => run('NdbgSoftmaxLse', [logits], 2) as [tf.Tensor2D, tf.Tensor1D],
+    adamW: (params, m, v, g, coefs) => run('NdbgAdamW', [...params, m, v, g, coefs], params.length + 2, [{ name: 'N', type: bind.TF_ATTR_INT, value: params.length }]),
+  };
+}

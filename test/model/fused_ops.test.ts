@@ -1,0 +1,198 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { initBackend } from '../../src/model/backend';
+import { fusedLibraryProblem } from '../../src/model/fused_build';
+import { FusedOps, fusedOps } from '../../src/model/fused_ops';
+import { rotateHalfMatrix } from '../../src/model/layers';
+import type { TokenBatch } from '../../src/data/batch';
+import { AdamW } from '../../src/train/adamw';
+import { Rng } from '../../src/util/rng';
+import { randomIds, testConfig, testModel } from './helpers';
+import { nativeSkipReason } from './native';
+
+/**
+ * The fused kernels of native/ndbg_ops.cc against the unfused tfjs computation on the same
+ * (tensorflow) backend: each op's values, each gradient op against tf.grad of the unfused
+ * forward, AdamW against its tfjs formula, and a whole model's loss and gradients with the
+ * fused ops on and off (NDBG_FUSED=0). Tolerance: 2e-6 relative to the largest value (float32
+ * rounding of a different summation order); AdamW 1e-6 absolute on weights of size ~1.
+ * Skipped with a printed reason when the tensorflow backend is not built here.
+ */
+// The library itself is checked once the backend is loaded (it is keyed by TF_Version): when
+// the backend is built but the library is not, the tests fail rather than skip.
+const skip = nativeSkipReason();
+if (skip) {
+  // eslint-disable-next-line no-console
+  console.log(`skipped: the fused-op tests (${skip})`);
+}
+
+function maxRelDiff(a: tf.Tensor, b: tf.Tensor): number {
+  expect(a.shape).toEqual(b.shape);
+  return tf.tidy(() => tf.max(tf.abs(tf.sub(a, b))).dataSync()[0] / Math.max(1e-30, tf.max(tf.abs(b)).dataSync()[0]));
+}
+
+const TOL = 2e-6;
+
+(skip ? describe.skip : describe)('fused TensorFlow ops', () => {
+  let F: FusedOps;
+  const rng = Rng.from(7, 'fused-test');
+  const rand = (shape: number[], scale = 1) => tf.tensor(Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal() * scale), shape);
+
+  beforeAll(async () => {
+    await initBackend('tensorflow', () => undefined);
+    const version = (tf.backend() as unknown as { binding: { TF_Version: string } }).binding.TF_Version;
+    const problem = fusedLibraryProblem(version);
+    if (problem) throw new Error(`fused ops ${problem}`);
+    const ops = fusedOps();
+    if (!ops) throw new Error('fusedOps() is undefined on tensorflow with the library built');
+    F = ops;
+  });
+
+  it('RMSNorm forward and backward', () => {
+    tf.tidy(() => {
+      const x = rand([37, 48], 3);
+      const g = rand([37, 48]);
+      const [xhat, r] = F.rmsNorm(x, 1e-5);
+      const refR = tf.rsqrt(tf.add(tf.mean(tf.square(x), -1, true), 1e-5));
+      expect(maxRelDiff(r, refR)).toBeLessThan(TOL);
+      expect(maxRelDiff(xhat, tf.mul(x, refR))).toBeLessThan(TOL);
+      const ref = tf.grad((xi: tf.Tensor) => tf.sum(tf.mul(tf.mul(xi, tf.rsqrt(tf.add(tf.mean(tf.square(xi), -1, true), 1e-5))), g)))(x);
+      expect(maxRelDiff(F.rmsNormGrad(g, xhat, r), ref)).toBeLessThan(TOL);
+    });
+  });
+
+  it('SwiGLU forward and backward', () => {
+    tf.tidy(() => {
+      const g = rand([50, 333], 4); // not a multiple of the kernel's chunk
+      const u = rand([50, 333]);
+      const dy = rand([50, 333]);
+      const f = (gi: tf.Tensor, ui: tf.Tensor) => tf.mul(tf.mul(gi, tf.sigmoid(gi)), ui);
+      expect(maxRelDiff(F.swiglu(g, u), f(g, u))).toBeLessThan(TOL);
+      const [rg, ru] = tf.grads((gi: tf.Tensor, ui: tf.Tensor) => tf.sum(tf.mul(f(gi, ui), dy)))([g, u]);
+      const [dg, du] = F.swigluGrad(dy, g, u);
+      expect(maxRelDiff(dg, rg)).toBeLessThan(TOL);
+      expect(maxRelDiff(du, ru)).toBeLessThan(TOL);
+    });
+  });
+
+  it('RoPE and its inverse (the gradient)', () => {
+    tf.tidy(() => {
+      const [T, hd] = [7, 8];
+      const x = rand([2, 3, T, hd]);
+      const dy = rand([2, 3, T, hd]);
+      const angles = rand([T, hd / 2]);
+      const half = tf.concat([angles, angles], 1);
+      const [cos, sin] = [tf.cos(half), tf.sin(half)];
+      const rot = tf.tensor2d(rotateHalfMatrix(hd), [hd, hd]);
+      const f = (xi: tf.Tensor) => tf.add(tf.mul(xi, cos), tf.mul(tf.reshape(tf.matMul(tf.reshape(xi, [-1, hd]), rot), xi.shape), sin));
+      expect(maxRelDiff(F.rope(x, cos, sin, false), f(x))).toBeLessThan(TOL);
+      const ref = tf.grad((xi: tf.Tensor) => tf.sum(tf.mul(f(xi), dy)))(x);
+      expect(maxRelDiff(F.rope(dy, cos, sin, true), ref)).toBeLessThan(TOL);
+    });
+  });
+
+  it('attention softmax with a broadcast bias, and the softmax backward', () => {
+    tf.tidy(() => {
+      const s = rand([3, 2, 10, 10], 3);
+      for (const bias of [tf.mul(tf.cast(tf.less(rand([1, 1, 10, 10]), 0), 'float32'), -1e9), rand([3, 1, 10, 10])]) {
+        expect(maxRelDiff(F.biasSoftmax(s, bias), tf.softmax(tf.add(s, bias)))).toBeLessThan(TOL);
+      }
+      const dp = rand([3, 2, 10, 10]);
+      const p = tf.softmax(s);
+      const ref = tf.grad((si: tf.Tensor) => tf.sum(tf.mul(tf.softmax(si), dp)))(s);
+      expect(maxRelDiff(F.softmaxGrad(p, dp), ref)).toBeLessThan(TOL);
+    });
+  });
+
+  it('the head softmax with its log-sum-exp', () => {
+    tf.tidy(() => {
+      const logits = rand([9, 1000], 5);
+      const [p, lse] = F.softmaxLse(logits as tf.Tensor2D);
+      expect(maxRelDiff(p, tf.softmax(logits))).toBeLessThan(TOL);
+      expect(maxRelDiff(lse, tf.logSumExp(logits, 1))).toBeLessThan(TOL);
+    });
+  });
+
+  it('AdamW over a list of parameters', () => {
+    tf.tidy(() => {
+      const params = [rand([5, 7]), rand([300]), rand([4, 1000])];
+      const total = params.reduce((a, p) => a + p.size, 0);
+      const [m, v, g] = [rand([total], 0.1), tf.abs(rand([total], 0.01)), rand([total])];
+      const c = [0.9, 0.05, 0.95, 0.02, 3e-3, 1e-8, 0.999];
+      const out = F.adamW(params, m, v, g, tf.tensor1d(c));
+      const mNew = tf.add(tf.mul(m, c[0]), tf.mul(g, c[1]));
+      const vNew = tf.add(tf.mul(v, c[2]), tf.mul(tf.square(g), c[3]));
+      const next = tf.sub(tf.mul(tf.concat(params.map((p) => tf.reshape(p, [-1]))), c[6]), tf.div(tf.mul(mNew, c[4]), tf.add(tf.sqrt(vNew), c[5])));
+      const flatOut = tf.concat(out.slice(0, 3).map((p) => tf.reshape(p, [-1])));
+      out.slice(0, 3).forEach((p, i) => expect(p.shape).toEqual(params[i].shape));
+      expect(tf.max(tf.abs(tf.sub(flatOut, next))).dataSync()[0]).toBeLessThan(1e-6);
+      expect(maxRelDiff(out[3], mNew)).toBeLessThan(TOL);
+      expect(maxRelDiff(out[4], vNew)).toBeLessThan(TOL);
+    });
+  });
+
+  it('a model gives the same loss and gradients with the fused ops on and off (GQA, document mask, tied head)', () => {
+    const config = testConfig({ tie_embeddings: true, doc_attention_mask: true });
+    const model = testModel(config, 3);
+    const B = 2;
+    const T = config.max_seq_len;
+    const rows = randomIds(Rng.from(5, 'rows'), B, T + 1, config.vocab_size);
+    const ids = new Int32Array(B * (T + 1));
+    rows.forEach((r, b) => ids.set(r, b * (T + 1)));
+    const lossMask = Uint8Array.from(ids, (_, i) => (i % (T + 1) === 0 || i % 5 === 2 ? 0 : 1));
+    const docIds = Int32Array.from(ids, (_, i) => ((i % (T + 1)) < 6 ? 0 : 1));
+    const batch: TokenBatch = { batchSize: B, seqLen: T, ids, lossMask, docIds };
+    const run = () => model.lossAndGrads(batch);
+    const fused = run();
+    process.env.NDBG_FUSED = '0';
+    let plain: ReturnType<typeof run>;
+    try {
+      expect(fusedOps()).toBeUndefined();
+      plain = run();
+    } finally {
+      delete process.env.NDBG_FUSED;
+    }
+    expect(Math.abs(fused.loss.dataSync()[0] - plain.loss.dataSync()[0])).toBeLessThan(1e-5);
+    for (const [name, g] of fused.grads) expect([name, maxRelDiff(g, plain.grads.get(name) as tf.Tensor) < 1e-4]).toEqual([name, true]);
+    for (const r of [fused, plain]) {
+      r.loss.dispose();
+      for (const g of r.grads.values()) g.dispose();
+    }
+    model.dispose();
+  });
+
+  it('AdamW.apply gives the same weights with the fused ops on and off', () => {
+    const make = () => {
+      const vars = [tf.variable(tf.tensor2d([[1, -2], [3, 0.5]])), tf.variable(tf.tensor1d([0.1, -0.2, 0.3]))];
+      const opt = new AdamW(
+        vars.map((variable, i) => ({ name: `p${i}`, variable, decay: i === 0 })),
+        { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1 },
+      );
+      return { vars, opt };
+    };
+    const grads = () => new Map([['p0', tf.tensor2d([[0.5, -1], [2, 0]])], ['p1', tf.tensor1d([1, 0, -3])]]);
+    const steps = (o: ReturnType<typeof make>) => {
+      for (let s = 0; s < 3; s++) {
+        const g = grads();
+        o.opt.apply(g, 1e-2, 0.5);
+        for (const t of g.values()) t.dispose();
+      }
+      return o.vars.map((v) => Array.from(v.dataSync()));
+    };
+    const fusedRun = make();
+    const fusedW = steps(fusedRun);
+    process.env.NDBG_FUSED = '0';
+    const plainRun = make();
+    let plainW: number[][];
+    try {
+      plainW = steps(plainRun);
+    } finally {
+      delete process.env.NDBG_FUSED;
+    }
+    fusedW.flat().forEach((w, i) => expect(Math.abs(w - plainW.flat()[i])).toBeLessThan(1e-6));
+    expect(fusedRun.opt.state().moments).toEqual(plainRun.opt.state().moments);
+    for (const o of [fusedRun, plainRun]) {
+      o.opt.dispose();
+      for (const v of o.vars) v.dispose();
+    }
+  });
+});
