@@ -2,9 +2,8 @@
 //
 // tfjs-node runs one TensorFlow eager op per tfjs kernel, and each op is a full pass over its
 // tensors plus ~50 µs of fixed cost. These ops do in one pass what the tfjs path does in 3–13:
-// RMSNorm, SwiGLU, RoPE, the attention softmax (bias add fused, and its backward with the row
-// sums computed in place), the output head's softmax with its log-sum-exp, and AdamW over a list
-// of parameters. src/model/native_kernels.ts calls them by name through the addon's executeOp;
+// RMSNorm, SwiGLU, RoPE, causal attention (products, masked softmax and layout in cache-sized
+// tiles), the output head's cross-entropy with its gradient, and AdamW over a list of parameters. src/model/native_kernels.ts calls them by name through the addon's executeOp;
 // src/model/ops_library.ts builds and loads this file (`ndbg backend install`).
 //
 // The library is also a (trivial) Node-API addon: process.dlopen() keeps a library loaded only
@@ -17,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "Eigen/Core"
 #include "tensorflow/core/framework/op.h"
@@ -216,93 +216,45 @@ class RopeOp : public OpKernel {
 REGISTER_KERNEL_BUILDER(Name("NdbgRope").Device(tensorflow::DEVICE_CPU), RopeOp);
 
 // ---------------------------------------------------------------------------------------------
-// Attention probabilities P = softmax(s + bias) over the last axis; s [B, H, R, S],
-// bias [1|B, 1, R, S] (broadcast over heads, and over the batch when its first dim is 1).
-REGISTER_OP("NdbgBiasSoftmax").Input("s: float").Input("bias: float").Output("p: float").SetShapeFn(SameAsInput0);
+// The output head's weighted cross-entropy from logits [N, V], targets [N] and per-row scales
+// [N] (weight/Σw or the weight): loss = Σ scale·(lse − logits[t]) and its gradient
+// G = (softmax − onehot(t))·scale in the same pass, so the backward is two products with G and
+// nothing else touches [N, V]. Row losses are summed in double, in row order (deterministic).
+REGISTER_OP("NdbgSoftmaxXent").Input("logits: float").Input("targets: int32").Input("scale: float").Output("loss: float").Output("grad: float");
 
-class BiasSoftmaxOp : public OpKernel {
+class SoftmaxXentOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
-    const Tensor &s = ctx->input(0), &bias = ctx->input(1);
-    OP_REQUIRES(ctx, s.dims() == 4 && bias.dims() == 4, tensorflow::errors::InvalidArgument("NdbgBiasSoftmax: s and bias must be rank 4"));
-    const int64_t B = s.dim_size(0), H = s.dim_size(1), R = s.dim_size(2), S = s.dim_size(3), Bb = bias.dim_size(0);
-    OP_REQUIRES(ctx, (Bb == 1 || Bb == B) && bias.dim_size(1) == 1 && bias.dim_size(2) == R && bias.dim_size(3) == S,
-                tensorflow::errors::InvalidArgument("NdbgBiasSoftmax: bias must be [1|B, 1, R, S] for s [B, H, R, S]"));
-    float* p = Output(ctx, 0, s.shape());
-    if (!p) return;
-    const float *sp = s.flat<float>().data(), *bp = bias.flat<float>().data();
-    Parallel(ctx, B * H * R, 12 * S, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; i++) {
-        const int64_t bi = Bb == 1 ? 0 : i / (H * R);
-        CArr si(sp + i * S, S), bb(bp + (bi * R + i % R) * S, S);
-        Arr pi(p + i * S, S);
-        pi = si + bb;
-        pi = (pi - pi.maxCoeff()).exp();
-        pi *= 1.0f / pi.sum();
-      }
-    });
-  }
-};
-REGISTER_KERNEL_BUILDER(Name("NdbgBiasSoftmax").Device(tensorflow::DEVICE_CPU), BiasSoftmaxOp);
-
-// Softmax backward over the last axis: ds = p·(dp − Σ p·dp).
-REGISTER_OP("NdbgSoftmaxGrad").Input("p: float").Input("dp: float").Output("ds: float").SetShapeFn(SameAsInput0);
-
-class SoftmaxGradOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor &p = ctx->input(0), &dp = ctx->input(1);
-    OP_REQUIRES(ctx, p.shape() == dp.shape() && p.dims() >= 1, tensorflow::errors::InvalidArgument("NdbgSoftmaxGrad: p and dp differ in shape"));
-    float* ds = Output(ctx, 0, p.shape());
-    if (!ds) return;
-    const int64_t S = LastDim(p), rows = S ? p.NumElements() / S : 0;
-    const float *pp = p.flat<float>().data(), *dpp = dp.flat<float>().data();
-    Parallel(ctx, rows, 4 * S, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; i++) {
-        CArr pi(pp + i * S, S), di(dpp + i * S, S);
-        const float sum = (pi * di).sum();
-        Arr(ds + i * S, S) = pi * (di - sum);
-      }
-    });
-  }
-};
-REGISTER_KERNEL_BUILDER(Name("NdbgSoftmaxGrad").Device(tensorflow::DEVICE_CPU), SoftmaxGradOp);
-
-// ---------------------------------------------------------------------------------------------
-// The output head's softmax P [N, V] and log-sum-exp lse [N] of logits [N, V] in one pass.
-REGISTER_OP("NdbgSoftmaxLse").Input("logits: float").Output("p: float").Output("lse: float").SetShapeFn([](InferenceContext* c) {
-  c->set_output(0, c->input(0));
-  c->set_output(1, c->Vector(c->Dim(c->input(0), 0)));
-  return tensorflow::OkStatus();
-});
-
-class SoftmaxLseOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    OP_REQUIRES(ctx, x.dims() == 2, tensorflow::errors::InvalidArgument("NdbgSoftmaxLse: logits must be [N, V]"));
+    const Tensor &x = ctx->input(0), &t = ctx->input(1), &sc = ctx->input(2);
+    OP_REQUIRES(ctx, x.dims() == 2 && t.NumElements() == x.dim_size(0) && sc.NumElements() == x.dim_size(0),
+                tensorflow::errors::InvalidArgument("NdbgSoftmaxXent: logits [N, V], targets and scale [N]"));
     const int64_t N = x.dim_size(0), V = x.dim_size(1);
-    float* p = Output(ctx, 0, x.shape());
-    float* lse = Output(ctx, 1, TensorShape({N}));
-    if (!p || !lse) return;
-    const float* xp = x.flat<float>().data();
+    float* loss = Output(ctx, 0, TensorShape({}));
+    float* grad = Output(ctx, 1, x.shape());
+    if (!loss || !grad) return;
+    const float *xp = x.flat<float>().data(), *sp = sc.flat<float>().data();
+    const int32_t* tp = t.flat<int32_t>().data();
+    for (int64_t i = 0; i < N; i++) OP_REQUIRES(ctx, tp[i] >= 0 && tp[i] < V, tensorflow::errors::InvalidArgument("NdbgSoftmaxXent: target outside the vocabulary"));
+    std::vector<double> rowLoss(N);
     Parallel(ctx, N, 12 * V, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; i++) {
         CArr xi(xp + i * V, V);
-        Arr pi(p + i * V, V);
+        Arr gi(grad + i * V, V);
         const float m = xi.maxCoeff();
-        pi = (xi - m).exp();
-        const float sum = pi.sum();
-        pi *= 1.0f / sum;
-        lse[i] = m + std::log(sum);
+        gi = (xi - m).exp();
+        const float sum = gi.sum();
+        gi *= sp[i] / sum;
+        grad[i * V + tp[i]] -= sp[i];
+        rowLoss[i] = static_cast<double>(sp[i]) * (static_cast<double>(m) + std::log(static_cast<double>(sum)) - static_cast<double>(xp[i * V + tp[i]]));
       }
     });
+    double total = 0;
+    for (int64_t i = 0; i < N; i++) total += rowLoss[i];
+    *loss = static_cast<float>(total);
   }
 };
-REGISTER_KERNEL_BUILDER(Name("NdbgSoftmaxLse").Device(tensorflow::DEVICE_CPU), SoftmaxLseOp);
+REGISTER_KERNEL_BUILDER(Name("NdbgSoftmaxXent").Device(tensorflow::DEVICE_CPU), SoftmaxXentOp);
 
 // ---------------------------------------------------------------------------------------------
 // AdamW over N parameters whose gradients, m and v are one flat vector each (in the order of
@@ -367,6 +319,150 @@ class AdamWOp : public OpKernel {
   }
 };
 REGISTER_KERNEL_BUILDER(Name("NdbgAdamW").Device(tensorflow::DEVICE_CPU), AdamWOp);
+
+// ---------------------------------------------------------------------------------------------
+// Causal attention for one layer, forward and backward, without the [B, H, T, S] intermediates
+// leaving the cache: per (batch, kv head) block, in row tiles of the query axis, only the keys a
+// tile can see (key j ≤ t + S − T for query t: the causal mask, which every bias ndbg builds
+// includes) enter the products. q [B, H, T, hd] (already scaled), k, v [B, Hkv, S, hd],
+// bias [1|B, 1, g·T, S] with g = H / Hkv (query head h uses kv head ⌊h/g⌋). Outputs
+// out [B·T, H·hd] (o_proj's input layout) and the probabilities P [B, Hkv, g·T, S] (zero where
+// masked) for the backward:
+//   dV = Pᵀ·dO    dP = dO·Vᵀ    dS = P·(dP − Σ_row P·dP)    dQ = dS·K    dK = dSᵀ·Q
+using RMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MapM = Eigen::Map<RMat, 0, Eigen::OuterStride<>>;
+using CMapM = Eigen::Map<const RMat, 0, Eigen::OuterStride<>>;
+constexpr int64_t kRowTile = 64;
+
+struct AttnDims {
+  int64_t B, H, Hkv, g, T, S, hd, Bb, off;
+};
+
+bool AttnShapes(OpKernelContext* ctx, const Tensor& q, const Tensor& k, const Tensor& v, AttnDims* d) {
+  if (q.dims() != 4 || k.dims() != 4 || v.shape() != k.shape() || k.dim_size(0) != q.dim_size(0) || k.dim_size(3) != q.dim_size(3)) {
+    ctx->CtxFailure(__FILE__, __LINE__, tensorflow::errors::InvalidArgument("NdbgAttention: q [B, H, T, hd], k and v [B, Hkv, S, hd]"));
+    return false;
+  }
+  d->B = q.dim_size(0), d->H = q.dim_size(1), d->T = q.dim_size(2), d->hd = q.dim_size(3);
+  d->Hkv = k.dim_size(1), d->S = k.dim_size(2);
+  if (d->Hkv == 0 || d->H % d->Hkv != 0 || d->S < d->T) {
+    ctx->CtxFailure(__FILE__, __LINE__, tensorflow::errors::InvalidArgument("NdbgAttention: H must be a multiple of Hkv and S >= T"));
+    return false;
+  }
+  d->g = d->H / d->Hkv;
+  d->off = d->S - d->T;
+  return true;
+}
+
+REGISTER_OP("NdbgAttention").Input("q: float").Input("k: float").Input("v: float").Input("bias: float").Output("out: float").Output("p: float");
+
+class AttentionOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor &q = ctx->input(0), &k = ctx->input(1), &v = ctx->input(2), &bias = ctx->input(3);
+    AttnDims d;
+    if (!AttnShapes(ctx, q, k, v, &d)) return;
+    const int64_t B = d.B, H = d.H, Hkv = d.Hkv, g = d.g, T = d.T, S = d.S, hd = d.hd, off = d.off;
+    OP_REQUIRES(ctx, bias.dims() == 4 && (bias.dim_size(0) == 1 || bias.dim_size(0) == B) && bias.dim_size(1) == 1 && bias.dim_size(2) == g * T && bias.dim_size(3) == S,
+                tensorflow::errors::InvalidArgument("NdbgAttention: bias must be [1|B, 1, g·T, S]"));
+    const int64_t Bb = bias.dim_size(0);
+    float* out = Output(ctx, 0, TensorShape({B * T, H * hd}));
+    float* p = Output(ctx, 1, TensorShape({B, Hkv, g * T, S}));
+    if (!out || !p) return;
+    const float *qp = q.flat<float>().data(), *kp = k.flat<float>().data(), *vp = v.flat<float>().data(), *bp = bias.flat<float>().data();
+    Parallel(ctx, B * Hkv, 4 * g * T * S * hd, [&](int64_t b0, int64_t e0) {
+      for (int64_t blk = b0; blk < e0; blk++) {
+        const int64_t b = blk / Hkv, kvh = blk % Hkv;
+        CMapM K(kp + blk * S * hd, S, hd, Eigen::OuterStride<>(hd));
+        CMapM V(vp + blk * S * hd, S, hd, Eigen::OuterStride<>(hd));
+        for (int64_t j = 0; j < g; j++) {
+          const int64_t h = kvh * g + j;
+          const float* qh = qp + (b * H + h) * T * hd;
+          float* ph = p + (blk * g + j) * T * S;
+          const float* bh = bp + ((Bb == 1 ? 0 : b) * g + j) * T * S;
+          for (int64_t r0 = 0; r0 < T; r0 += kRowTile) {
+            const int64_t rows = std::min(kRowTile, T - r0), keys = std::min(S, r0 + rows + off);
+            MapM P(ph + r0 * S, rows, keys, Eigen::OuterStride<>(S));
+            P.noalias() = CMapM(qh + r0 * hd, rows, hd, Eigen::OuterStride<>(hd)) * K.topRows(keys).transpose();
+            for (int64_t i = 0; i < rows; i++) {
+              Arr row(ph + (r0 + i) * S, keys);
+              row += CArr(bh + (r0 + i) * S, keys);
+              row = (row - row.maxCoeff()).exp();
+              row *= 1.0f / row.sum();
+              std::fill(ph + (r0 + i) * S + keys, ph + (r0 + i + 1) * S, 0.0f);
+            }
+            MapM O(out + (b * T + r0) * H * hd + h * hd, rows, hd, Eigen::OuterStride<>(H * hd));
+            O.noalias() = P * V.topRows(keys);
+          }
+        }
+      }
+    });
+  }
+};
+REGISTER_KERNEL_BUILDER(Name("NdbgAttention").Device(tensorflow::DEVICE_CPU), AttentionOp);
+
+REGISTER_OP("NdbgAttentionGrad")
+    .Input("dout: float")
+    .Input("q: float")
+    .Input("k: float")
+    .Input("v: float")
+    .Input("p: float")
+    .Output("dq: float")
+    .Output("dk: float")
+    .Output("dv: float");
+
+class AttentionGradOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor &dout = ctx->input(0), &q = ctx->input(1), &k = ctx->input(2), &v = ctx->input(3), &pt = ctx->input(4);
+    AttnDims d;
+    if (!AttnShapes(ctx, q, k, v, &d)) return;
+    const int64_t B = d.B, H = d.H, Hkv = d.Hkv, g = d.g, T = d.T, S = d.S, hd = d.hd, off = d.off;
+    OP_REQUIRES(ctx, dout.NumElements() == B * T * H * hd && pt.NumElements() == B * Hkv * g * T * S,
+                tensorflow::errors::InvalidArgument("NdbgAttentionGrad: dout must be [B·T, H·hd] and p [B, Hkv, g·T, S]"));
+    float* dq = Output(ctx, 0, q.shape());
+    float* dk = Output(ctx, 1, k.shape());
+    float* dv = Output(ctx, 2, v.shape());
+    if (!dq || !dk || !dv) return;
+    const float *dop = dout.flat<float>().data(), *qp = q.flat<float>().data(), *kp = k.flat<float>().data(), *vp = v.flat<float>().data(), *pp = pt.flat<float>().data();
+    Parallel(ctx, B * Hkv, 8 * g * T * S * hd, [&](int64_t b0, int64_t e0) {
+      RMat dP(kRowTile, S);
+      for (int64_t blk = b0; blk < e0; blk++) {
+        const int64_t b = blk / Hkv;
+        CMapM K(kp + blk * S * hd, S, hd, Eigen::OuterStride<>(hd));
+        CMapM V(vp + blk * S * hd, S, hd, Eigen::OuterStride<>(hd));
+        MapM dK(dk + blk * S * hd, S, hd, Eigen::OuterStride<>(hd));
+        MapM dV(dv + blk * S * hd, S, hd, Eigen::OuterStride<>(hd));
+        dK.setZero();
+        dV.setZero();
+        for (int64_t j = 0; j < g; j++) {
+          const int64_t h = (blk % Hkv) * g + j;
+          const float* qh = qp + (b * H + h) * T * hd;
+          float* dqh = dq + (b * H + h) * T * hd;
+          const float* ph = pp + (blk * g + j) * T * S;
+          for (int64_t r0 = 0; r0 < T; r0 += kRowTile) {
+            const int64_t rows = std::min(kRowTile, T - r0), keys = std::min(S, r0 + rows + off);
+            CMapM P(ph + r0 * S, rows, keys, Eigen::OuterStride<>(S));
+            CMapM dO(dop + (b * T + r0) * H * hd + h * hd, rows, hd, Eigen::OuterStride<>(H * hd));
+            CMapM Q(qh + r0 * hd, rows, hd, Eigen::OuterStride<>(hd));
+            dV.topRows(keys).noalias() += P.transpose() * dO;
+            auto dS = dP.topLeftCorner(rows, keys);
+            dS.noalias() = dO * V.topRows(keys).transpose();
+            for (int64_t i = 0; i < rows; i++) {
+              const float sum = (P.row(i).array() * dS.row(i).array()).sum();
+              dS.row(i).array() = P.row(i).array() * (dS.row(i).array() - sum);
+            }
+            MapM(dqh + r0 * hd, rows, hd, Eigen::OuterStride<>(hd)).noalias() = dS * K.topRows(keys);
+            dK.topRows(keys).noalias() += dS.transpose() * Q;
+          }
+        }
+      }
+    });
+  }
+};
+REGISTER_KERNEL_BUILDER(Name("NdbgAttentionGrad").Device(tensorflow::DEVICE_CPU), AttentionGradOp);
 
 // ---------------------------------------------------------------------------------------------
 // Node-API entry point: lets process.dlopen() load (and keep) this library. Declared without

@@ -21,12 +21,12 @@ export interface FusedOps {
   swigluGrad(dy: tf.Tensor, g: tf.Tensor, u: tf.Tensor): [tf.Tensor, tf.Tensor];
   /** x·cos + rotate_half(x)·sin for x [.., T, hd], cos/sin [T, hd]; inverse applies the transpose (the gradient). */
   rope(x: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor, inverse: boolean): tf.Tensor;
-  /** softmax(s + bias) over the last axis, s [B, H, R, S], bias [1|B, 1, R, S]. */
-  biasSoftmax(s: tf.Tensor, bias: tf.Tensor): tf.Tensor;
-  /** p·(dp − Σ p·dp) over the last axis. */
-  softmaxGrad(p: tf.Tensor, dp: tf.Tensor): tf.Tensor;
-  /** [softmax(logits), logsumexp(logits)] for logits [N, V]. */
-  softmaxLse(logits: tf.Tensor2D): [tf.Tensor2D, tf.Tensor1D];
+  /** [Σ scale·CE, (softmax − onehot(targets))·scale] for logits [N, V], targets (int32) and scale [N]. */
+  softmaxXent(logits: tf.Tensor2D, targets: tf.Tensor1D, scale: tf.Tensor1D): [tf.Scalar, tf.Tensor2D];
+  /** Causal attention: q [B, H, T, hd], k/v [B, Hkv, S, hd], bias [1|B, 1, g·T, S] → [out [B·T, H·hd], P [B, Hkv, g·T, S]]. */
+  attention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor): [tf.Tensor2D, tf.Tensor];
+  /** [dq, dk, dv] of attention() from dout [B·T, H·hd] and its saved P. */
+  attentionGrad(dout: tf.Tensor, q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, p: tf.Tensor): [tf.Tensor, tf.Tensor, tf.Tensor];
   /** AdamW over params (see the op); returns [new params..., new m, new v]. */
   adamW(params: tf.Tensor[], m: tf.Tensor, v: tf.Tensor, g: tf.Tensor, coefs: tf.Tensor1D): tf.Tensor[];
 }
@@ -85,9 +85,9 @@ function makeOps(backend: NodeBackend): FusedOps {
     swiglu: (g, u) => one('NdbgSwiglu', [g, u]),
     swigluGrad: (dy, g, u) => run('NdbgSwigluGrad', [dy, g, u], 2) as [tf.Tensor, tf.Tensor],
     rope: (x, cos, sin, inverse) => one('NdbgRope', [x, cos, sin], [{ name: 'inverse', type: bind.TF_ATTR_BOOL, value: inverse }]),
-    biasSoftmax: (s, bias) => one('NdbgBiasSoftmax', [s, bias]),
-    softmaxGrad: (p, dp) => one('NdbgSoftmaxGrad', [p, dp]),
-    softmaxLse: (logits) => run('NdbgSoftmaxLse', [logits], 2) as [tf.Tensor2D, tf.Tensor1D],
+    softmaxXent: (logits, targets, scale) => run('NdbgSoftmaxXent', [logits, targets, scale], 2) as [tf.Scalar, tf.Tensor2D],
+    attention: (q, k, v, bias) => run('NdbgAttention', [q, k, v, bias], 2) as [tf.Tensor2D, tf.Tensor],
+    attentionGrad: (dout, q, k, v, p) => run('NdbgAttentionGrad', [dout, q, k, v, p], 3) as [tf.Tensor, tf.Tensor, tf.Tensor],
     adamW: (params, m, v, g, coefs) => run('NdbgAdamW', [...params, m, v, g, coefs], params.length + 2, [{ name: 'N', type: bind.TF_ATTR_INT, value: params.length }]),
   };
 }

@@ -190,6 +190,18 @@ export function documentBias(docIds: tf.Tensor2D, causal: tf.Tensor4D, g: number
  * Returns [B·T, H·hd] ready for o_proj.
  */
 export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor4D): tf.Tensor2D {
+  const fused = fusedOps();
+  if (fused) {
+    // One op each way (native/ndbg_ops.cc): products, masked softmax and the output layout in
+    // cache-sized tiles, keys past the causal limit skipped.
+    const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      const [qi, ki, vi] = args as tf.Tensor4D[];
+      const [out, probs] = fused.attention(qi, ki, vi, bias);
+      (args[3] as tf.GradSaveFunc)([qi, ki, vi, probs]);
+      return { value: out, gradFunc: (dy: tf.Tensor, [sq, sk, sv, sp]: tf.Tensor[]) => fused.attentionGrad(dy, sq, sk, sv, sp) };
+    });
+    return f(q, k, v) as tf.Tensor2D;
+  }
   return tf.tidy(() => {
     const [B, H, T, hd] = q.shape;
     const Hkv = k.shape[1];
@@ -207,25 +219,6 @@ export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: 
  * The bias is a constant (no gradient).
  */
 function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor4D): tf.Tensor4D {
-  const fused = fusedOps();
-  if (fused) {
-    // The bias add rides in the softmax pass, and the backward's row sums Σ dP·P are taken in
-    // the same pass as dS (rows of S ≤ a few thousand floats stay in cache).
-    const ff = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-      const [qi, ki, vi] = args as tf.Tensor4D[];
-      const probs = tf.tidy(() => fused.biasSoftmax(tf.matMul(qi, ki, false, true), bias));
-      (args[3] as tf.GradSaveFunc)([probs, qi, ki, vi]);
-      return {
-        value: tf.matMul(probs, vi) as tf.Tensor4D,
-        gradFunc: (dy: tf.Tensor, [sp, sq, sk, sv]: tf.Tensor[]) =>
-          tf.tidy(() => {
-            const ds = fused.softmaxGrad(sp, tf.matMul(dy, sv, false, true));
-            return [tf.matMul(ds, sk), tf.matMul(ds, sq, true, false), tf.matMul(sp, dy, true, false)];
-          }),
-      };
-    });
-    return ff(q, k, v) as tf.Tensor4D;
-  }
   const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
     const [qi, ki, vi] = args as tf.Tensor4D[];
     const save = args[3] as tf.GradSaveFunc;
@@ -260,12 +253,6 @@ function lossScales(N: number, V: number, targets: Int32Array, weights: Float32A
   return { scale, flat };
 }
 
-/** softmax(logits) and lse = max(logits) − log(max P), exact without an exp pass (max P ≥ 1/V). */
-function softmaxAndLse(logits: tf.Tensor2D): [tf.Tensor2D, tf.Tensor1D] {
-  const p = tf.softmax(logits);
-  return [p, tf.sub(tf.max(logits, 1), tf.log(tf.max(p, 1)))];
-}
-
 /**
  * The output head and a weighted cross-entropy as one op: logits = h·wᵀ with the tied embedding
  * w [V, d], or h·w with lm_head w [d, V]; value Σ scale·CE over the N rows (scale = weight/Σw
@@ -286,14 +273,37 @@ export function headCrossEntropy(h: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, 
   const V = tied ? w.shape[0] : w.shape[1];
   const { scale, flat } = lossScales(N, V, targets, weights, reduction);
   const fused = fusedOps();
-  const native = tf.getBackend() === 'tensorflow';
+  if (fused) {
+    // One pass over the logits gives the loss and G = (P − onehot(t))·scale (native/ndbg_ops.cc);
+    // the backward is then two products with G: dh = G·w (tied) and dw = (hᵀ·G)ᵀ, the
+    // transposed form because TensorFlow's MatMul with a transposed [N, V] left operand ran
+    // ~1.4× slower than the product plus a [d, V] transpose (13.7 vs 17.9 ms at N = V = 2048).
+    const fce = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      const [hi, wi] = args as [tf.Tensor2D, tf.Tensor2D];
+      const [value, g] = tf.tidy(() => {
+        const logits = (tied ? tf.matMul(hi, wi, false, true) : tf.matMul(hi, wi)) as tf.Tensor2D;
+        return fused.softmaxXent(logits, tf.tensor1d(targets, 'int32'), tf.tensor1d(scale));
+      });
+      (args[2] as tf.GradSaveFunc)([g, hi, wi]);
+      return {
+        value,
+        gradFunc: (dy: tf.Tensor, [sg, sh, sw]: tf.Tensor[]) =>
+          tf.tidy(() => {
+            const dh = tied ? tf.matMul(sg, sw) : tf.matMul(sg, sw, false, true);
+            const dw = tied ? tf.transpose(tf.matMul(sh, sg, true, false)) : tf.matMul(sh, sg, true, false);
+            return [tf.mul(dh, dy), tf.mul(dw, dy)];
+          }),
+      };
+    });
+    return fce(h, w) as tf.Scalar;
+  }
   const ce = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
     const [hi, wi] = args as [tf.Tensor2D, tf.Tensor2D];
     const save = args[2] as tf.GradSaveFunc;
     const [probs, value] = tf.tidy(() => {
       const logits = (tied ? tf.matMul(hi, wi, false, true) : tf.matMul(hi, wi)) as tf.Tensor2D;
-      // Fused: softmax and log-sum-exp in one pass (no row-max passes).
-      const [p, lse] = fused ? fused.softmaxLse(logits) : softmaxAndLse(logits);
+      const p = tf.softmax(logits);
+      const lse = tf.sub(tf.max(logits, 1), tf.log(tf.max(p, 1)));
       const picked = tf.gather(tf.reshape(logits, [-1]), tf.tensor1d(flat, 'int32'));
       return [p, tf.sum(tf.mul(tf.sub(lse, picked), tf.tensor1d(scale)))] as [tf.Tensor2D, tf.Scalar];
     });
@@ -307,10 +317,7 @@ export function headCrossEntropy(h: tf.Tensor2D, w: tf.Tensor2D, tied: boolean, 
         const picked = tf.unsortedSegmentSum(hs, t, V);
         if (tied) {
           const dh = tf.mul(tf.sub(tf.matMul(sp, sw), tf.gather(sw, t)), rowScale);
-          // TensorFlow's MatMul with a transposed [N, V] left operand ran ~1.4× slower than
-          // (hsᵀ·P)ᵀ, product plus a [d, V] transpose (13.7 vs 17.9 ms at N = V = 2048).
-          const pw = native ? tf.transpose(tf.matMul(hs, sp, true, false)) : tf.matMul(sp, hs, true, false);
-          return [dh, tf.sub(pw, picked)];
+          return [dh, tf.sub(tf.matMul(sp, hs, true, false), picked)];
         }
         const dh = tf.mul(tf.sub(tf.matMul(sp, sw, false, true), tf.transpose(tf.gather(sw, t, 1))), rowScale);
         return [dh, tf.sub(tf.matMul(hs, sp, true, false), tf.transpose(picked))];

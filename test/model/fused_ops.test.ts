@@ -90,25 +90,46 @@ const TOL = 2e-6;
     });
   });
 
-  it('attention softmax with a broadcast bias, and the softmax backward', () => {
+  it('causal attention forward and backward (GQA, a per-batch bias, a KV-cache offset)', () => {
     tf.tidy(() => {
-      const s = rand([3, 2, 10, 10], 3);
-      for (const bias of [tf.mul(tf.cast(tf.less(rand([1, 1, 10, 10]), 0), 'float32'), -1e9), rand([3, 1, 10, 10])]) {
-        expect(maxRelDiff(F.biasSoftmax(s, bias), tf.softmax(tf.add(s, bias)))).toBeLessThan(TOL);
-      }
-      const dp = rand([3, 2, 10, 10]);
-      const p = tf.softmax(s);
-      const ref = tf.grad((si: tf.Tensor) => tf.sum(tf.mul(tf.softmax(si), dp)))(s);
-      expect(maxRelDiff(F.softmaxGrad(p, dp), ref)).toBeLessThan(TOL);
+      // g = 2 query heads per kv head; T = 70 > one row tile of the kernel; S − T = 5 cached keys.
+      const [B, H, Hkv, T, S, hd] = [2, 4, 2, 70, 75, 8];
+      const g = H / Hkv;
+      const q = rand([B, H, T, hd]);
+      const k = rand([B, Hkv, S, hd]);
+      const v = rand([B, Hkv, S, hd]);
+      const dout = rand([B * T, H * hd]);
+      // Causal at offset S − T plus a random extra mask per batch row (a document mask's role).
+      const causal = Float32Array.from({ length: B * g * T * S }, (_, i) => {
+        const j = i % S;
+        const t = Math.floor(i / S) % T;
+        return j > t + (S - T) || (j < t && (i * 7919) % 5 === 0) ? -1e9 : 0;
+      });
+      const bias = tf.tensor4d(causal, [B, 1, g * T, S]);
+      const f = (qi: tf.Tensor, ki: tf.Tensor, vi: tf.Tensor) => {
+        const probs = tf.softmax(tf.add(tf.matMul(tf.reshape(qi, [B, Hkv, g * T, hd]), ki, false, true), bias));
+        const o = tf.reshape(tf.matMul(probs, vi), [B, H, T, hd]);
+        return tf.reshape(tf.transpose(o, [0, 2, 1, 3]), [B * T, H * hd]);
+      };
+      const [out, p] = F.attention(q, k, v, bias);
+      expect(maxRelDiff(out, f(q, k, v))).toBeLessThan(TOL);
+      expect(p.shape).toEqual([B, Hkv, g * T, S]);
+      const ref = tf.grads((qi: tf.Tensor, ki: tf.Tensor, vi: tf.Tensor) => tf.sum(tf.mul(f(qi, ki, vi), dout)))([q, k, v]);
+      F.attentionGrad(dout, q, k, v, p).forEach((d, i) => expect(maxRelDiff(d, ref[i])).toBeLessThan(1e-5));
     });
   });
 
-  it('the head softmax with its log-sum-exp', () => {
+  it('the head cross-entropy with its gradient', () => {
     tf.tidy(() => {
-      const logits = rand([9, 1000], 5);
-      const [p, lse] = F.softmaxLse(logits as tf.Tensor2D);
-      expect(maxRelDiff(p, tf.softmax(logits))).toBeLessThan(TOL);
-      expect(maxRelDiff(lse, tf.logSumExp(logits, 1))).toBeLessThan(TOL);
+      const [N, V] = [9, 1000];
+      const logits = rand([N, V], 5) as tf.Tensor2D;
+      const targets = Int32Array.from({ length: N }, (_, i) => (i * 331) % V);
+      const scale = Float32Array.from({ length: N }, (_, i) => (i % 3 === 0 ? 0 : 0.1 * i));
+      const onehot = tf.oneHot(tf.tensor1d(targets, 'int32'), V);
+      const f = (x: tf.Tensor) => tf.sum(tf.mul(tf.sum(tf.mul(tf.neg(tf.logSoftmax(x)), onehot), 1), tf.tensor1d(scale)));
+      const [loss, grad] = F.softmaxXent(logits, tf.tensor1d(targets, 'int32'), tf.tensor1d(scale));
+      expect(Math.abs(loss.dataSync()[0] - f(logits).dataSync()[0])).toBeLessThan(1e-5 * Math.abs(f(logits).dataSync()[0]));
+      expect(maxRelDiff(grad, tf.grad(f)(logits))).toBeLessThan(TOL);
     });
   });
 
@@ -130,8 +151,8 @@ const TOL = 2e-6;
     });
   });
 
-  it('a model gives the same loss and gradients with the fused ops on and off (GQA, document mask, tied head)', () => {
-    const config = testConfig({ tie_embeddings: true, doc_attention_mask: true });
+  it.each([true, false])('a model gives the same loss and gradients with the fused ops on and off (GQA, document mask, tied head: %s)', (tied) => {
+    const config = testConfig({ tie_embeddings: tied, doc_attention_mask: true });
     const model = testModel(config, 3);
     const B = 2;
     const T = config.max_seq_len;
