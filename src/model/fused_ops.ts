@@ -27,8 +27,12 @@ export interface FusedOps {
   attention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor): [tf.Tensor2D, tf.Tensor];
   /** [dq, dk, dv] of attention() from dout [B·T, H·hd] and its saved P. */
   attentionGrad(dout: tf.Tensor, q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, p: tf.Tensor): [tf.Tensor, tf.Tensor, tf.Tensor];
-  /** AdamW over params (see the op); returns [new params..., new m, new v]. */
-  adamW(params: tf.Tensor[], m: tf.Tensor, v: tf.Tensor, g: tf.Tensor, coefs: tf.Tensor1D): tf.Tensor[];
+  /** The document mask's bias [B, 1, g·T, T] (causal and same-document) from ids [B, T]. */
+  documentBias(docIds: tf.Tensor2D, g: number, masked: number): tf.Tensor4D;
+  /** AdamW over params with their gradients g (see the op); returns [new params..., new m, new v]. */
+  adamW(params: tf.Tensor[], m: tf.Tensor, v: tf.Tensor, g: tf.Tensor[], coefs: tf.Tensor1D): tf.Tensor[];
+  /** Σ x² over all the tensors. */
+  sumSquares(xs: tf.Tensor[]): tf.Scalar;
 }
 
 interface Binding {
@@ -88,6 +92,12 @@ function makeOps(backend: NodeBackend): FusedOps {
     softmaxXent: (logits, targets, scale) => run('NdbgSoftmaxXent', [logits, targets, scale], 2) as [tf.Scalar, tf.Tensor2D],
     attention: (q, k, v, bias) => run('NdbgAttention', [q, k, v, bias], 2) as [tf.Tensor2D, tf.Tensor],
     attentionGrad: (dout, q, k, v, p) => run('NdbgAttentionGrad', [dout, q, k, v, p], 3) as [tf.Tensor, tf.Tensor, tf.Tensor],
-    adamW: (params, m, v, g, coefs) => run('NdbgAdamW', [...params, m, v, g, coefs], params.length + 2, [{ name: 'N', type: bind.TF_ATTR_INT, value: params.length }]),
+    documentBias: (docIds, g, masked) =>
+      one('NdbgDocumentBias', [docIds], [
+        { name: 'g', type: bind.TF_ATTR_INT, value: g },
+        { name: 'masked', type: bind.TF_ATTR_FLOAT, value: masked },
+      ]) as tf.Tensor4D,
+    adamW: (params, m, v, g, coefs) => run('NdbgAdamW', [...params, m, v, ...g, coefs], params.length + 2, [{ name: 'N', type: bind.TF_ATTR_INT, value: params.length }]),
+    sumSquares: (xs) => one('NdbgSumSquares', xs, [{ name: 'N', type: bind.TF_ATTR_INT, value: xs.length }]) as tf.Scalar,
   };
 }

@@ -173,6 +173,9 @@ export function attentionBias(T: number, S: number, offset: number, g: number): 
  * A handful of ops over [B, T, T] instead of a host loop and a [B, g·T, T] upload per batch.
  */
 export function documentBias(docIds: tf.Tensor2D, causal: tf.Tensor4D, g: number): tf.Tensor4D {
+  // Fused: one pass writing the same 0 / MASKED values (the causal part is built in).
+  const fused = fusedOps();
+  if (fused) return fused.documentBias(docIds, g, MASKED);
   return tf.tidy(() => {
     const [B, T] = docIds.shape;
     const other = tf.notEqual(tf.reshape(docIds, [B, 1, T, 1]), tf.reshape(docIds, [B, 1, 1, T]));

@@ -69,18 +69,29 @@ export class AdamW {
     return this.t;
   }
 
-  /** The gradients of each group as one flat vector (caller disposes), in the order applyFlat takes them. */
-  flatGrads(grads: Map<string, tf.Tensor>): tf.Tensor1D[] {
+  /**
+   * The gradients of each group as the update reads them (caller disposes): one flat vector per
+   * group, or, with the fused ops, the parameters' own gradients (clones: the fused AdamW reads
+   * them in place, so nothing is concatenated).
+   */
+  groupGrads(grads: Map<string, tf.Tensor>): tf.Tensor[][] {
+    const fused = fusedOps() !== undefined;
     return this.groups.map((grp) =>
       tf.tidy(() => {
         const parts = grp.params.map((p) => {
           const g = grads.get(p.name);
           if (!g) throw new Error(`AdamW: no gradient for parameter ${p.name}`);
-          return tf.reshape(g, [-1]);
+          return fused ? tf.clone(g) : tf.reshape(g, [-1]);
         });
-        return (parts.length === 1 ? parts[0] : tf.concat(parts)) as tf.Tensor1D;
+        return fused ? parts : [parts.length === 1 ? parts[0] : tf.concat(parts)];
       }),
     );
+  }
+
+  /** Σ g² over groupGrads' tensors (the squared global norm): one fused op, or a square and a sum per group. */
+  sumOfSquares(groups: tf.Tensor[][]): tf.Scalar {
+    const fused = fusedOps();
+    return tf.tidy(() => (fused ? fused.sumSquares(groups.flat()) : (tf.addN(groups.flat().map((g) => tf.sum(tf.square(g)))) as tf.Scalar)));
   }
 
   /**
@@ -89,44 +100,40 @@ export class AdamW {
    * gradients are read once).
    */
   apply(grads: Map<string, tf.Tensor>, lr: number, gradScale: number): void {
-    const flat = this.flatGrads(grads);
+    const groups = this.groupGrads(grads);
     try {
-      this.applyFlat(flat, lr, gradScale);
+      this.applyGroups(groups, lr, gradScale);
     } finally {
-      for (const f of flat) f.dispose();
+      for (const g of groups.flat()) g.dispose();
     }
   }
 
   /**
-   * apply() on gradients already flattened by flatGrads (the step computes their norm from them).
+   * apply() on gradients from groupGrads (the step computes their norm from them).
    * The scalars are folded the way PyTorch's AdamW computes it (step size lr/bc1, denominator
    * √v/√bc2 + ε, here as (√v + ε·√bc2)/√bc2) and gradScale into the moment coefficients, so an
-   * update is 13 elementwise passes per group instead of 16.
+   * update is 13 elementwise passes per group instead of 16 — or one fused op per group.
    */
-  applyFlat(flat: tf.Tensor1D[], lr: number, gradScale: number): void {
+  applyGroups(groups: tf.Tensor[][], lr: number, gradScale: number): void {
     this.t += 1;
     const { beta1, beta2, eps, weightDecay } = this.opts;
     const bc1 = 1 - Math.pow(beta1, this.t);
     const sqrtBc2 = Math.sqrt(1 - Math.pow(beta2, this.t));
     const fused = fusedOps();
-    if (fused) {
-      // One pass per group reading p, m, v, g once (native/ndbg_ops.cc), with the same scalars
-      // and the same order of float operations as below; no concat/split of the parameters.
-      this.groups.forEach((grp, gi) =>
-        tf.tidy(() => {
+    this.groups.forEach((grp, gi) => {
+      tf.tidy(() => {
+        if (fused && groups[gi].length === grp.params.length) {
+          // One pass reading p, m, v and g once (native/ndbg_ops.cc), with the same float32
+          // scalars and order of operations as below; no concat/split of the parameters.
           const decay = grp.decay && weightDecay > 0 ? 1 - lr * weightDecay : 1;
           const coefs = tf.tensor1d([beta1, (1 - beta1) * gradScale, beta2, (1 - beta2) * gradScale * gradScale, (lr * sqrtBc2) / bc1, eps * sqrtBc2, decay]);
-          const out = fused.adamW(grp.params.map((p) => p.variable), grp.m, grp.v, flat[gi], coefs);
+          const out = fused.adamW(grp.params.map((p) => p.variable), grp.m, grp.v, groups[gi], coefs);
           grp.params.forEach((p, i) => p.variable.assign(out[i]));
           grp.m.assign(out[grp.params.length]);
           grp.v.assign(out[grp.params.length + 1]);
-        }),
-      );
-      return;
-    }
-    this.groups.forEach((grp, gi) => {
-      tf.tidy(() => {
-        const g = flat[gi];
+          return;
+        }
+        const g = groups[gi][0];
         const mNew = tf.add(tf.mul(grp.m, beta1), tf.mul(g, (1 - beta1) * gradScale));
         const vNew = tf.add(tf.mul(grp.v, beta2), tf.mul(tf.square(g), (1 - beta2) * gradScale * gradScale));
         const update = tf.div(tf.mul(mNew, (lr * sqrtBc2) / bc1), tf.add(tf.sqrt(vNew), eps * sqrtBc2));

@@ -36,7 +36,7 @@ export function trainStep(model: TrainableModel, opt: AdamW, microBatches: Token
 
   const acc = new Map<string, tf.Tensor>();
   let lossSum: tf.Tensor = tf.scalar(0);
-  let flat: tf.Tensor1D[] = [];
+  let groups: tf.Tensor[][] = [];
   try {
     for (const batch of microBatches) {
       const { value, grads } = tf.variableGrads(() => model.lossSum(batch), vars);
@@ -54,12 +54,13 @@ export function trainStep(model: TrainableModel, opt: AdamW, microBatches: Token
         } else acc.set(name, g);
       }
     }
-    // Flat per optimizer group: the norm is then two ops per group, not two per tensor.
-    flat = opt.flatGrads(acc);
+    // Per optimizer group: flat vectors (the norm is then two ops per group, not two per
+    // tensor), or with the fused ops the gradients themselves (the norm is one op).
+    groups = opt.groupGrads(acc);
     for (const g of acc.values()) g.dispose();
     acc.clear();
     // One download for both numbers: the only sync point of the step.
-    const both = tf.tidy(() => tf.stack([lossSum, tf.addN(flat.map((g) => tf.sum(tf.square(g))))]));
+    const both = tf.tidy(() => tf.stack([lossSum, opt.sumOfSquares(groups)]));
     const [lossTotal, sqTotal] = both.dataSync();
     both.dispose();
 
@@ -70,12 +71,12 @@ export function trainStep(model: TrainableModel, opt: AdamW, microBatches: Token
       return { loss, gradNorm, tokens, skipped: true };
     }
     const clipCoef = o.gradClip > 0 && gradNorm > o.gradClip ? o.gradClip / (gradNorm + 1e-6) : 1;
-    opt.applyFlat(flat, o.lr, clipCoef / denom);
+    opt.applyGroups(groups, o.lr, clipCoef / denom);
     return { loss, gradNorm, tokens, skipped: false };
   } finally {
     lossSum.dispose();
     for (const g of acc.values()) g.dispose();
-    for (const g of flat) g.dispose();
+    for (const g of groups.flat()) g.dispose();
   }
 }
 

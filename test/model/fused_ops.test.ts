@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/model/backend';
 import { fusedLibraryProblem } from '../../src/model/fused_build';
 import { FusedOps, fusedOps } from '../../src/model/fused_ops';
-import { rotateHalfMatrix } from '../../src/model/layers';
+import { attentionBias, documentBias, rotateHalfMatrix } from '../../src/model/layers';
 import type { TokenBatch } from '../../src/data/batch';
 import { AdamW } from '../../src/train/adamw';
 import { Rng } from '../../src/util/rng';
@@ -119,6 +119,22 @@ const TOL = 2e-6;
     });
   });
 
+  it('the document bias equals the unfused one exactly', () => {
+    tf.tidy(() => {
+      const docs = tf.tensor2d([0, 0, 1, 1, 1, 2, 7, 7, 7, 7, 3, 3], [2, 6], 'int32') as tf.Tensor2D;
+      const causal = attentionBias(6, 6, 0, 1);
+      for (const g of [1, 2]) {
+        const fusedBias = documentBias(docs, causal, g);
+        process.env.NDBG_FUSED = '0';
+        try {
+          expect(Array.from(fusedBias.dataSync())).toEqual(Array.from(documentBias(docs, causal, g).dataSync()));
+        } finally {
+          delete process.env.NDBG_FUSED;
+        }
+      }
+    });
+  });
+
   it('the head cross-entropy with its gradient', () => {
     tf.tidy(() => {
       const [N, V] = [9, 1000];
@@ -139,7 +155,8 @@ const TOL = 2e-6;
       const total = params.reduce((a, p) => a + p.size, 0);
       const [m, v, g] = [rand([total], 0.1), tf.abs(rand([total], 0.01)), rand([total])];
       const c = [0.9, 0.05, 0.95, 0.02, 3e-3, 1e-8, 0.999];
-      const out = F.adamW(params, m, v, g, tf.tensor1d(c));
+      const gs = tf.split(g, params.map((p) => p.size)).map((x, i) => tf.reshape(x, params[i].shape));
+      const out = F.adamW(params, m, v, gs, tf.tensor1d(c));
       const mNew = tf.add(tf.mul(m, c[0]), tf.mul(g, c[1]));
       const vNew = tf.add(tf.mul(v, c[2]), tf.mul(tf.square(g), c[3]));
       const next = tf.sub(tf.mul(tf.concat(params.map((p) => tf.reshape(p, [-1]))), c[6]), tf.div(tf.mul(mNew, c[4]), tf.add(tf.sqrt(vNew), c[5])));
