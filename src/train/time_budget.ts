@@ -11,17 +11,19 @@
  *                horizon is fitted to the remaining time;
  *   refining     fitted once; at a quarter of the run it is fitted again with the pace of the
  *                steps since the last fit (the first ones are slower), then again halfway through
- *                each remaining stretch, so a pace that changes mid-run (a neighbour's job
- *                ending on a shared machine) moves the horizon instead of ending the run early
- *                or cutting it at the deadline with the schedule undecayed;
- *   final        fewer than 2 × CALIBRATION_STEPS steps remain: the horizon stays.
+ *                each remaining stretch — of steps or of time, whichever comes first — so a pace
+ *                that changes mid-run (a neighbour's job starting or ending on a shared machine)
+ *                moves the horizon instead of ending the run early or cutting it at the deadline
+ *                with the schedule undecayed (a slowdown would push a step-counted refit past the
+ *                deadline);
+ *   final        fewer than MIN_PACE_STEPS steps remain: the horizon stays.
  * In every state but unlimited, a step that ends with the budget spent ends the run there.
  */
 export type BudgetState =
   | { kind: 'unlimited' }
   | { kind: 'warmup' }
   | { kind: 'calibrating'; since: number }
-  | { kind: 'refining'; since: number; sinceStep: number; refitAt: number }
+  | { kind: 'refining'; since: number; sinceStep: number; refitAt: number; refitAtS: number }
   | { kind: 'final' };
 
 /** What a step's end changed: the horizon was fitted to the pace, or the budget ran out. */
@@ -36,6 +38,9 @@ export interface BudgetEvent {
  * horizon, so with warmup_steps ≥ this the schedule is the one a fixed-step run would have used.
  */
 export const CALIBRATION_STEPS = 20;
+
+/** Fewest steps a refit measures the pace over; with fewer left the horizon stays. */
+const MIN_PACE_STEPS = 5;
 
 /** The last step that fits the remaining time at the measured pace (never beyond maxSteps). */
 export function fitHorizon(step: number, maxSteps: number, secondsPerStep: number, remainingS: number): number {
@@ -69,14 +74,17 @@ export class TimeBudget {
     if (s.kind === 'calibrating' && step === this.startStep + CALIBRATION_STEPS) {
       this.fit(step, nowMs, s.since, this.startStep + 1, spentS);
       const refitAt = this.startStep + Math.max(2 * CALIBRATION_STEPS, Math.round((this.horizon - this.startStep) / 4));
-      this.state = { kind: 'refining', since: nowMs, sinceStep: step, refitAt };
+      this.state = { kind: 'refining', since: nowMs, sinceStep: step, refitAt, refitAtS: spentS + (this.budgetS - spentS) / 4 };
       return this.fitted();
     }
-    if (s.kind === 'refining' && step === s.refitAt) {
+    if (s.kind === 'refining' && (step === s.refitAt || spentS >= s.refitAtS) && step - s.sinceStep >= MIN_PACE_STEPS) {
       const before = this.horizon;
       this.fit(step, nowMs, s.since, s.sinceStep, spentS);
       const remaining = this.horizon - step;
-      this.state = remaining < 2 * CALIBRATION_STEPS ? { kind: 'final' } : { kind: 'refining', since: nowMs, sinceStep: step, refitAt: step + Math.ceil(remaining / 2) };
+      this.state =
+        remaining < MIN_PACE_STEPS
+          ? { kind: 'final' }
+          : { kind: 'refining', since: nowMs, sinceStep: step, refitAt: step + Math.ceil(remaining / 2), refitAtS: spentS + (this.budgetS - spentS) / 2 };
       // A steady pace refits to the same horizon: nothing to report.
       if (this.horizon !== before) return this.fitted();
     }

@@ -55,6 +55,22 @@ describe('time budget', () => {
     expect(at(b.horizon + 1) / 1000).toBeGreaterThan(60);
   });
 
+  it('refits by time as well as by steps, so a slowdown after a refit still ends with the schedule decayed', () => {
+    // 1 minute. 0.25 s per step for the first 20 s, then 1 s per step (a neighbour's job starts).
+    const at = (s: number) => 1000 * (s <= 80 ? 0.25 * s : 20 + (s - 80));
+    const b = new TimeBudget(1, 10_000, 0, 0);
+    const { events } = run(b, 10_000, at);
+    const fits = events.filter((e) => e.kind === 'fitted');
+    // Counted in steps alone, the refit after the quarter one (step ~60) would fall at step ~150,
+    // past the deadline: the horizon would stay ~240 and the run stop at ~120 with the LR undecayed.
+    expect(fits.length).toBeGreaterThanOrEqual(3);
+    const lastFit = fits[fits.length - 1];
+    const end = events[events.length - 1];
+    const endStep = end.kind === 'spent' ? end.step : b.horizon;
+    expect(lastFit.horizon).toBeLessThanOrEqual(endStep + 3);
+    expect(at(endStep) / 1000).toBeLessThanOrEqual(60);
+  });
+
   it('ends the run at the step that spends the budget, in any state', () => {
     // Steps of 10 s with a 1-minute budget: spent at step 6, before calibration is done.
     const b = new TimeBudget(1, 1000, 0, 0);
