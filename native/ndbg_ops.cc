@@ -201,11 +201,9 @@ class RopeOp : public OpKernel {
       for (int64_t i = b; i < e; i++) {
         const int64_t p = i % T;
         const float *xi = xp + i * hd, *c = cp + p * hd, *s = sp + p * hd;
-        float* yi = y + i * hd;
-        for (int64_t j = 0; j < h; j++) {
-          yi[j] = xi[j] * c[j] - sign * xi[j + h] * s[j];
-          yi[j + h] = xi[j + h] * c[j + h] + sign * xi[j] * s[j + h];
-        }
+        CArr x1(xi, h), x2(xi + h, h);
+        Arr(y + i * hd, h) = x1 * CArr(c, h) - sign * x2 * CArr(s, h);
+        Arr(y + i * hd + h, h) = x2 * CArr(c + h, h) + sign * x1 * CArr(s + h, h);
       }
     });
   }

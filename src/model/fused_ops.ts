@@ -60,6 +60,11 @@ export function fusedOps(): FusedOps | undefined {
 
 function load(): { ops?: FusedOps } {
   const backend = tf.backend() as unknown as NodeBackend;
+  if ((backend as unknown as { isUsingGpuDevice?: boolean }).isUsingGpuDevice) {
+    // The kernels are CPU kernels: on a GPU, TensorFlow's own ops stay on the device.
+    process.stderr.write('fused ops: not used on a GPU (they are CPU kernels); the unfused TensorFlow ops run\n');
+    return {};
+  }
   const version = backend.binding?.TF_Version;
   const problem = version ? fusedLibraryProblem(version) : 'the addon reports no TensorFlow version';
   if (problem) {

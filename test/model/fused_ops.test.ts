@@ -1,6 +1,9 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../src/model/backend';
-import { fusedLibraryProblem } from '../../src/model/fused_build';
+import { fusedLibraryPath, fusedLibraryProblem } from '../../src/model/fused_build';
 import { FusedOps, fusedOps } from '../../src/model/fused_ops';
 import { attentionBias, documentBias, rotateHalfMatrix } from '../../src/model/layers';
 import type { TokenBatch } from '../../src/data/batch';
@@ -168,6 +171,14 @@ const TOL = 2e-6;
     });
   });
 
+  it('the sum of squares over a list of tensors', () => {
+    tf.tidy(() => {
+      const xs = [rand([5, 7]), rand([10000]), rand([1])];
+      const ref = tf.addN(xs.map((x) => tf.sum(tf.square(x)))).dataSync()[0];
+      expect(Math.abs(F.sumSquares(xs).dataSync()[0] - ref)).toBeLessThan(1e-6 * ref);
+    });
+  });
+
   it.each([true, false])('a model gives the same loss and gradients with the fused ops on and off (GQA, document mask, tied head: %s)', (tied) => {
     const config = testConfig({ tie_embeddings: tied, doc_attention_mask: true });
     const model = testModel(config, 3);
@@ -232,5 +243,31 @@ const TOL = 2e-6;
       o.opt.dispose();
       for (const v of o.vars) v.dispose();
     }
+  });
+});
+
+describe('the fused-op library lookup', () => {
+  const saved = process.env.NDBG_CACHE;
+  let tmp: string;
+  beforeEach(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-fused-'));
+    process.env.NDBG_CACHE = tmp;
+  });
+  afterEach(() => {
+    if (saved === undefined) delete process.env.NDBG_CACHE;
+    else process.env.NDBG_CACHE = saved;
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('says how to build it when it is absent', () => {
+    expect(fusedLibraryProblem('9.9.9')).toBe('not built for TensorFlow 9.9.9 (run `ndbg backend install`)');
+  });
+
+  it('refuses a library built from another source', () => {
+    const { lib, stamp } = fusedLibraryPath('9.9.9');
+    fs.mkdirSync(path.dirname(lib), { recursive: true });
+    fs.writeFileSync(lib, '');
+    fs.writeFileSync(stamp, JSON.stringify({ source: '0000', framework: '/x' }));
+    expect(fusedLibraryProblem('9.9.9')).toMatch(/^built from another version of native\/ndbg_ops.cc/);
   });
 });
