@@ -1,6 +1,8 @@
 import type { CommandModule } from 'yargs';
 import { BackendChoice, BACKENDS, initBackend, tfVersion } from '../../model/backend';
 import { installBackend } from '../../model/backend_install';
+import { fusedLibraryPath } from '../../model/fused_build';
+import { fusedOps } from '../../model/fused_ops';
 
 interface InstallArgs {
   gpu: boolean;
@@ -24,7 +26,9 @@ const install: CommandModule<object, InstallArgs> = {
   handler: (args) => {
     const log = (l: string) => process.stderr.write(`${l}\n`);
     const r = installBackend({ gpu: args.gpu, from: args.from, tfVersion: args['tf-version'], force: args.force, log });
-    process.stdout.write(`${r.package} ready: TensorFlow ${r.tfVersion} from ${r.library.source}; --backend auto picks ${r.autoPicks}\n`);
+    process.stdout.write(
+      `${r.package} ready: TensorFlow ${r.tfVersion} from ${r.library.source}; --backend auto picks ${r.autoPicks}; fused ops ${r.fusedProblem ? `off (${r.fusedProblem})` : 'on'}\n`,
+    );
   },
 };
 
@@ -40,6 +44,8 @@ const info: CommandModule<object, InfoArgs> = {
     const b = await initBackend(args.backend as BackendChoice, (l) => process.stdout.write(`${l}\n`));
     const v = tfVersion();
     if (v) process.stdout.write(`TensorFlow ${v}\n`);
+    // fusedOps() prints why when it cannot load them.
+    if (v && b.name === 'tensorflow' && fusedOps()) process.stdout.write(`fused ops: ${fusedLibraryPath(v).lib}\n`);
     if (b.choice === 'wasm' || b.choice === 'cpu') process.stdout.write('for the native backend: ndbg backend install (docs/model.md, "Backends")\n');
   },
 };
