@@ -3,7 +3,8 @@ import type { Argv, CommandModule } from 'yargs';
 import { BACKENDS, BackendChoice } from '../../model/backend';
 import { NaiveBaseline } from '../../eval/baseline';
 import { CompleterPredictor } from '../../eval/completer';
-import { copyProbeOf, DEFAULT_COPY_PROBE, formatCopyProbe } from '../../eval/copy_probe';
+import { copyProbeOf, DEFAULT_COPY_PROBE, formatCopyProbe, modelLogProbs } from '../../eval/copy_probe';
+import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy } from '../../eval/src_tokens';
 import { runCruxEval } from '../../eval/cruxeval_run';
 import { DEFAULT_HORIZON, runHorizon } from '../../eval/horizon';
 import { loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson } from '../../eval/load';
@@ -217,16 +218,21 @@ const copy: CommandModule = {
       .option('sequences', { type: 'number', default: DEFAULT_COPY_PROBE.sequences, describe: 'Random sequences' })
       .option('length', { type: 'number', default: DEFAULT_COPY_PROBE.length, describe: "Pieces per copy (capped by the model's context)" })
       .option('seed', { type: 'number', default: DEFAULT_COPY_PROBE.seed, describe: 'Seed of the sequences' })
+      .option('ndl', { type: 'string', describe: 'Held-out NDL documents (JSONL from `ndbg ndl`): also score SRC tokens teacher-forced' })
+      .option('documents', { type: 'number', default: 64, describe: 'With --ndl: the first N documents' })
       .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' }),
   handler: async (argv) => {
     const a = argv as Args;
     assertCheckpointDir(a.checkpoint as string);
     for (const k of ['sequences', 'length']) if (!(Number.isInteger(a[k]) && (a[k] as number) >= 2)) throw new UserError(`--${k} must be an integer ≥ 2, got ${String(a[k])}`);
+    if (!(Number.isInteger(a.documents) && (a.documents as number) >= 1)) throw new UserError(`--documents must be a positive integer, got ${String(a.documents)}`);
+    const texts = a.ndl === undefined ? undefined : await readNdlTexts(a.ndl as string, a.documents as number);
     const completer = await loadModelCompleter({ checkpoint: a.checkpoint as string, backend: a.backend as BackendChoice });
     const result = copyProbeOf(completer.model, completer.tokenizer, { seed: a.seed as number, sequences: a.sequences as number, length: a.length as number });
+    const srcTokens = texts && srcTokenAccuracy(modelLogProbs(completer.model), completer.tokenizer, texts, completer.model.config.max_seq_len);
     const file = path.join(resultsDir(a.out as string | undefined, a.checkpoint as string), 'copy_probe.json');
-    writeJson(file, { title: 'Copy probe (induction)', ...result });
-    process.stdout.write(`${formatCopyProbe(result)}\nwritten to ${file}\n`);
+    writeJson(file, { title: 'Copy probe (induction)', ...result, ...(srcTokens && { srcTokens: { file: a.ndl, ...srcTokens } }) });
+    process.stdout.write(`${formatCopyProbe(result)}\n${srcTokens ? formatSrcTokenAccuracy(srcTokens) + '\n' : ''}written to ${file}\n`);
   },
 };
 
