@@ -59,6 +59,9 @@ interface LearningPoint {
   tasks: { scored: number; didNotFit: number };
   /** action (and 'all') → model full/src/evt and baseline full, as fractions. */
   byAction: Record<string, { full: number; src: number; evt: number; baselineFull: number; n: number; didNotFit: number }>;
+  /** Copy probe top-1 on the repeat, and SRC tokens teacher-forced on the held-out documents (docs/eval.md). */
+  copyProbeRepeatTop1: number;
+  srcTokens: { firstToken: number; restTokens: number; spanExact: number; spans: number };
 }
 
 function learningPoint(minutes: number, r: TrainedAndEvaluated): LearningPoint {
@@ -68,7 +71,11 @@ function learningPoint(minutes: number, r: TrainedAndEvaluated): LearningPoint {
   for (const [action, v] of Object.entries(model)) {
     byAction[action] = { full: v.full, src: v.src, evt: v.evt, baselineFull: base[action]?.full ?? 0, n: v.n, didNotFit: v.didNotFit };
   }
-  return { minutes, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, byAction };
+  const { firstToken, restTokens, spanExact, spans } = r.srcTokens;
+  return {
+    minutes, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, byAction,
+    copyProbeRepeatTop1: r.copyProbe.repeatAccuracy, srcTokens: { firstToken, restTokens, spanExact, spans },
+  };
 }
 
 const pct = (x: number) => (100 * x).toFixed(1);
@@ -80,7 +87,11 @@ function learningHtml(points: LearningPoint[]): string {
     const v = p.byAction[a];
     return v ? `<td>${pct(v.full)} / ${pct(v.src)} / ${pct(v.evt)} | ${pct(v.baselineFull)}</td>` : '<td>-</td>';
   }).join('')}</tr>`);
-  return `${accuracyChart(points)}\n<table>${head}${rows.join('')}</table>`;
+  const copying = [
+    `<tr><td>copy probe top-1</td>${points.map((p) => `<td>${pct(p.copyProbeRepeatTop1)}</td>`).join('')}</tr>`,
+    `<tr><td>SRC tokens teacher-forced: first / rest / whole span</td>${points.map((p) => `<td>${pct(p.srcTokens.firstToken)} / ${pct(p.srcTokens.restTokens)} / ${pct(p.srcTokens.spanExact)}</td>`).join('')}</tr>`,
+  ];
+  return `${accuracyChart(points)}\n<table>${head}${rows.join('')}${copying.join('')}</table>`;
 }
 
 function accuracyChart(points: LearningPoint[]): string {

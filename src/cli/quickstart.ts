@@ -19,7 +19,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { NaiveBaseline } from '../eval/baseline';
 import { CompleterPredictor, type TextCompleter } from '../eval/completer';
-import { copyProbeOf, formatCopyProbe } from '../eval/copy_probe';
+import { copyProbeOf, formatCopyProbe, modelLogProbs, type CopyProbeResult } from '../eval/copy_probe';
+import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy, type SrcTokenAccuracy } from '../eval/src_tokens';
 import { loadModelCompleter, writeJson } from '../eval/load';
 import { evaluateNextState, formatTables, NextStateResult, nextStateReport, ratesOf } from '../eval/next_state';
 import { DebugSession } from '../eval/session';
@@ -69,6 +70,8 @@ function mean(xs: number[]): number {
 export interface TrainedAndEvaluated extends TrainedRun {
   completer: TextCompleter;
   result: NextStateResult;
+  copyProbe: CopyProbeResult;
+  srcTokens: SrcTokenAccuracy;
   /** Eval tasks scored, and drawn but not fitting the context. */
   tasks: { scored: number; didNotFit: number };
 }
@@ -115,11 +118,13 @@ export async function trainAndEvaluate(o: QuickstartOptions, data: QuickstartDat
   process.stderr.write(`${formatTables(result.tables)}\n`);
   // Whether the model copies from its context at all (induction heads): what SRC accuracy needs.
   const probe = copyProbeOf(completer.model, completer.tokenizer);
-  writeJson(path.join(evalDir, 'copy_probe.json'), { title: 'Copy probe (induction)', ...probe });
-  process.stderr.write(`      ${formatCopyProbe(probe)}\n`);
+  // How close it is to copying lines: moves long before exact-match SRC does (docs/eval.md).
+  const srcTokens = srcTokenAccuracy(modelLogProbs(completer.model), completer.tokenizer, await readNdlTexts(data.testDocuments, Infinity), completer.model.config.max_seq_len);
+  writeJson(path.join(evalDir, 'copy_probe.json'), { title: 'Copy probe (induction)', ...probe, srcTokens: { file: data.testDocuments, ...srcTokens } });
+  process.stderr.write(`      ${formatCopyProbe(probe)}\n      ${formatSrcTokenAccuracy(srcTokens)}\n`);
   done(path.join(evalDir, 'next_state.json'), t, seconds, 'eval');
   return {
-    runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, completer, result,
+    runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, completer, result, copyProbe: probe, srcTokens,
     tasks: { scored: tasks.length, didNotFit: notFitting },
   };
 }

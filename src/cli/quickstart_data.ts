@@ -25,6 +25,8 @@ import { done, pct, stage, type QuickstartOptions, type StageSeconds } from './q
 export interface QuickstartData {
   dataDir: string;
   testTraces: TraceRecord[];
+  /** NDL documents of the held-out programs (sampled like the training ones): the SRC-token measure reads them. */
+  testDocuments: string;
   /** The model's context (max_seq_len): documents are at most seqLen + 1 tokens. */
   seqLen: number;
   /** NDL documents written, and left out because program + first frame exceed a row. */
@@ -68,6 +70,9 @@ async function makePrograms(o: QuickstartOptions, dir: string): Promise<Record<'
  * Documents that fit one training row whole (seq_len + 1 tokens, counted with the real
  * tokenizer), so every row the model trains on shows the program it debugs.
  */
+/** Held-out documents per eval program for the SRC-token measure (one forward, one inverse). */
+const TEST_DOCS_PER_PROGRAM = 2;
+
 function makeDocuments(o: QuickstartOptions, traces: TraceRecord[], file: string, tok: Tokenizer, seqLen: number): { documents: number; tooLong: number } {
   const sampler = { ...defaultSamplerConfig(), maxTokens: seqLen + 1 };
   const countTokens = (text: string) => tok.encodeIds(text).length;
@@ -119,7 +124,14 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
   const ndlFile = path.join(dir, 'ndl', 'train.jsonl');
   const docs = makeDocuments(o, trainTraces, ndlFile, tokenizer, seqLen);
   const sampled = docs.documents + docs.tooLong;
-  done(`${ndlFile}: ${docs.documents} documents; ${pct(docs.documents, sampled)} fit the context (${docs.tooLong} left out: program + first frame > ${seqLen + 1} tokens)`, t, seconds, 'ndl');
+  const testDocuments = path.join(dir, 'ndl', 'test.jsonl');
+  const testDocs = makeDocuments({ ...o, docsPerProgram: TEST_DOCS_PER_PROGRAM }, testTraces, testDocuments, tokenizer, seqLen);
+  done(
+    `${ndlFile}: ${docs.documents} documents; ${pct(docs.documents, sampled)} fit the context (${docs.tooLong} left out: program + first frame > ${seqLen + 1} tokens); ${testDocuments}: ${testDocs.documents} of the held-out programs`,
+    t,
+    seconds,
+    'ndl',
+  );
 
   t = Date.now();
   stage(4, 'code', `taking up to ${(o.codeBytes / 2 ** 20).toFixed(1)} MiB of the Python standard library as the code source`);
@@ -150,5 +162,5 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
   const packing = manifest.sources.map((src) => `${src.name}: ${src.packing?.mode}, ${src.packing?.documentsSplit} split, ${pct(src.packing?.paddingFraction ?? 0, 1)} padding`);
   done(`${dataDir}/manifest.json (${packing.join('; ')})`, t, seconds, 'data');
 
-  return { dataDir, testTraces, seqLen, documents: { written: docs.documents, tooLong: docs.tooLong } };
+  return { dataDir, testTraces, testDocuments, seqLen, documents: { written: docs.documents, tooLong: docs.tooLong } };
 }

@@ -79,6 +79,14 @@ describe('ndbg quickstart (shortened)', () => {
     expect(Object.keys(ns.full_match_baseline)).toContain('step_into');
     // Tasks whose prompt cannot fit the context are counted, per action, never scored or hidden.
     expect((ns as unknown as { did_not_fit: Record<string, number> }).did_not_fit).toEqual(expect.objectContaining({ all: expect.any(Number) }));
+    // The held-out programs' own documents, and the copy measures read from them.
+    const heldOut = lines(path.join(out, 'ndl', 'test.jsonl')) as Array<{ text: string }>;
+    expect(heldOut.length).toBeGreaterThanOrEqual(6);
+    const probe = JSON.parse(fs.readFileSync(path.join(out, 'run', 'eval', 'copy_probe.json'), 'utf8'));
+    expect(probe.repeatAccuracy).toBeGreaterThanOrEqual(0);
+    expect(probe.srcTokens).toMatchObject({ documents: heldOut.length, tooLong: 0 });
+    expect(probe.srcTokens.spans).toBeGreaterThanOrEqual(heldOut.length);
+    for (const k of ['firstToken', 'restTokens', 'spanExact']) expect(probe.srcTokens[k]).toBeGreaterThanOrEqual(0);
     const html = fs.readFileSync(path.join(out, 'run', 'report.html'), 'utf8');
     expect(html).toMatch(/<svg/);
     expect(html).toMatch(/Next-state accuracy/);
