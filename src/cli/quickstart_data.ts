@@ -66,13 +66,13 @@ async function makePrograms(o: QuickstartOptions, dir: string): Promise<Record<'
   return split.records;
 }
 
+/** Held-out documents per eval program for the SRC-token measure (one forward, one inverse). */
+const TEST_DOCS_PER_PROGRAM = 2;
+
 /**
  * Documents that fit one training row whole (seq_len + 1 tokens, counted with the real
  * tokenizer), so every row the model trains on shows the program it debugs.
  */
-/** Held-out documents per eval program for the SRC-token measure (one forward, one inverse). */
-const TEST_DOCS_PER_PROGRAM = 2;
-
 function makeDocuments(o: QuickstartOptions, traces: TraceRecord[], file: string, tok: Tokenizer, seqLen: number): { documents: number; tooLong: number } {
   const sampler = { ...defaultSamplerConfig(), maxTokens: seqLen + 1 };
   const countTokens = (text: string) => tok.encodeIds(text).length;

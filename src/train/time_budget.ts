@@ -77,7 +77,7 @@ export class TimeBudget {
       this.state = { kind: 'refining', since: nowMs, sinceStep: step, refitAt, refitAtS: spentS + (this.budgetS - spentS) / 4 };
       return this.fitted();
     }
-    if (s.kind === 'refining' && (step === s.refitAt || spentS >= s.refitAtS) && step - s.sinceStep >= MIN_PACE_STEPS) {
+    if (s.kind === 'refining' && (step >= s.refitAt || spentS >= s.refitAtS) && step - s.sinceStep >= MIN_PACE_STEPS) {
       const before = this.horizon;
       this.fit(step, nowMs, s.since, s.sinceStep, spentS);
       const remaining = this.horizon - step;
