@@ -3,6 +3,7 @@ import * as path from 'path';
 import { freshOutputDir, trainAndEvaluate, type TrainedAndEvaluated } from '../src/cli/quickstart';
 import { prepareQuickstartData } from '../src/cli/quickstart_data';
 import { QUICKSTART_DEFAULTS, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
+import { FREE_SRC_NAME } from '../src/eval/model_completer';
 import type { ComponentRates } from '../src/eval/score';
 import { writeReport, type ReportSection } from '../src/train/report';
 import { escapeHtml, lineChart, type Series } from '../src/train/svg';
@@ -58,7 +59,7 @@ interface LearningPoint {
   lastLoss: number;
   tasks: { scored: number; didNotFit: number };
   /** action (and 'all') → model full/src/evt and baseline full, as fractions. */
-  byAction: Record<string, { full: number; src: number; evt: number; baselineFull: number; n: number; didNotFit: number }>;
+  byAction: Record<string, { full: number; src: number; evt: number; freeSrcFull: number; freeSrcSrc: number; baselineFull: number; n: number; didNotFit: number }>;
   /** Copy probe top-1 on the repeat, and SRC tokens teacher-forced on the held-out documents (docs/eval.md). */
   copyProbeRepeatTop1: number;
   srcTokens: { firstToken: number; restTokens: number; spanExact: number; spans: number };
@@ -67,9 +68,13 @@ interface LearningPoint {
 function learningPoint(minutes: number, r: TrainedAndEvaluated): LearningPoint {
   const model: Record<string, ComponentRates> = r.result.tables[r.completer.name];
   const base: Record<string, ComponentRates> = r.result.tables.baseline;
+  const free: Record<string, ComponentRates> = r.result.tables[FREE_SRC_NAME];
   const byAction: LearningPoint['byAction'] = {};
   for (const [action, v] of Object.entries(model)) {
-    byAction[action] = { full: v.full, src: v.src, evt: v.evt, baselineFull: base[action]?.full ?? 0, n: v.n, didNotFit: v.didNotFit };
+    byAction[action] = {
+      full: v.full, src: v.src, evt: v.evt, freeSrcFull: free[action]?.full ?? 0, freeSrcSrc: free[action]?.src ?? 0,
+      baselineFull: base[action]?.full ?? 0, n: v.n, didNotFit: v.didNotFit,
+    };
   }
   const { firstToken, restTokens, spanExact, spans } = r.srcTokens;
   return {
@@ -82,10 +87,10 @@ const pct = (x: number) => (100 * x).toFixed(1);
 
 function learningHtml(points: LearningPoint[]): string {
   const actions = Object.keys(points[0].byAction);
-  const head = `<tr><th>action</th>${points.map((p) => `<th>${p.minutes} min (${(p.tokens / 1e6).toFixed(1)}M tok): full / SRC / EVT | baseline</th>`).join('')}</tr>`;
+  const head = `<tr><th>action</th>${points.map((p) => `<th>${p.minutes} min (${(p.tokens / 1e6).toFixed(1)}M tok): full / SRC / EVT | free SRC: full / SRC | baseline</th>`).join('')}</tr>`;
   const rows = actions.map((a) => `<tr><td>${escapeHtml(a)}</td>${points.map((p) => {
     const v = p.byAction[a];
-    return v ? `<td>${pct(v.full)} / ${pct(v.src)} / ${pct(v.evt)} | ${pct(v.baselineFull)}</td>` : '<td>-</td>';
+    return v ? `<td>${pct(v.full)} / ${pct(v.src)} / ${pct(v.evt)} | ${pct(v.freeSrcFull)} / ${pct(v.freeSrcSrc)} | ${pct(v.baselineFull)}</td>` : '<td>-</td>';
   }).join('')}</tr>`);
   const copying = [
     `<tr><td>copy probe top-1</td>${points.map((p) => `<td>${pct(p.copyProbeRepeatTop1)}</td>`).join('')}</tr>`,
@@ -95,7 +100,7 @@ function learningHtml(points: LearningPoint[]): string {
 }
 
 function accuracyChart(points: LearningPoint[]): string {
-  const series = (action: string, key: 'full' | 'src' | 'baselineFull', label: string): Series => ({
+  const series = (action: string, key: 'full' | 'src' | 'freeSrcFull' | 'baselineFull', label: string): Series => ({
     label,
     points: points.map((p) => [p.tokens / 1e6, 100 * (p.byAction[action]?.[key] ?? NaN)] as [number, number]),
   });
@@ -103,6 +108,7 @@ function accuracyChart(points: LearningPoint[]): string {
     series('step_into', 'full', 'step_into full'),
     series('step_over', 'full', 'step_over full'),
     series('step_into', 'src', 'step_into SRC'),
+    series('step_into', 'freeSrcFull', 'step_into full, free SRC'),
     series('all', 'full', 'all actions full'),
     series('all', 'baselineFull', 'baseline, all actions'),
   ], { xLabel: 'million tokens', yLabel: '%' });

@@ -22,6 +22,7 @@ import { CompleterPredictor, type TextCompleter } from '../eval/completer';
 import { copyProbeOf, formatCopyProbe, modelLogProbs, type CopyProbeResult } from '../eval/copy_probe';
 import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy, type SrcTokenAccuracy } from '../eval/src_tokens';
 import { loadModelCompleter, writeJson } from '../eval/load';
+import { FREE_SRC_NAME } from '../eval/model_completer';
 import { evaluateNextState, formatTables, NextStateResult, nextStateReport, ratesOf } from '../eval/next_state';
 import { DebugSession } from '../eval/session';
 import { ALL_ACTIONS, makeTasks } from '../eval/tasks';
@@ -106,12 +107,14 @@ export async function trainAndEvaluate(o: QuickstartOptions, data: QuickstartDat
 
   t = Date.now();
   const testTraces: TraceRecord[] = data.testTraces;
-  stage(7, 'eval', `next-state accuracy on ${testTraces.length} held-out programs, every action, beside the naive baseline`);
+  stage(7, 'eval', `next-state accuracy on ${testTraces.length} held-out programs, every action, SRC constrained and free, beside the naive baseline`);
   const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never, maxNewTokens: 64 });
   const { tasks, didNotFit } = makeTasks(testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, budget: completer.budget });
   const notFitting = Object.values(didNotFit).reduce((a, b) => a + b, 0);
   process.stderr.write(`      ${tasks.length} tasks; ${pct(tasks.length, tasks.length + notFitting)} fit the context (${notFitting} did_not_fit, not scored)\n`);
-  const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { didNotFit });
+  // The model as shipped (SRC constrained to program lines) and decoding freely, side by side.
+  const free = completer.withSrcConstraint(false);
+  const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new CompleterPredictor(free), new NaiveBaseline()], { didNotFit });
   const evalDir = path.join(runDir, 'eval');
   fs.mkdirSync(evalDir, { recursive: true });
   writeJson(path.join(evalDir, 'next_state.json'), nextStateReport(result, completer.name, { programs: testTraces.length, tasks: tasks.length }));
@@ -192,6 +195,8 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
     full_match_model: ratesOf(run.result.tables[run.completer.name], 'full'),
     full_match_baseline: ratesOf(run.result.tables.baseline, 'full'),
     src_model: ratesOf(run.result.tables[run.completer.name], 'src'),
+    [`full_match_${FREE_SRC_NAME}`]: ratesOf(run.result.tables[FREE_SRC_NAME], 'full'),
+    [`src_${FREE_SRC_NAME}`]: ratesOf(run.result.tables[FREE_SRC_NAME], 'src'),
   });
   return summary;
 }

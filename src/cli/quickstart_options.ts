@@ -13,7 +13,7 @@ export interface QuickstartOptions {
   evalPrograms: number;
   config: string;
   /**
-   * Generator config: configs/programs-quickstart.json keeps programs (≤ 420 characters, about
+   * Generator config: configs/programs-quickstart.json keeps programs (≤ 360 characters, about
    * 100 tokens of context) short enough that a document shows the program and several frames
    * within the tiny model's 256-token context (docs/eval.md, "Choosing the quickstart").
    */

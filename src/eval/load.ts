@@ -23,6 +23,8 @@ export interface CompleterSpec {
   oracle?: boolean;
   backend?: BackendChoice;
   maxNewTokens?: number;
+  /** Free SRC decoding when false (see src_constraint.ts); default true. */
+  constrainSrc?: boolean;
 }
 
 export async function loadCompleter(spec: CompleterSpec, traces: TraceRecord[]): Promise<TextCompleter> {
@@ -44,7 +46,7 @@ export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: str
   if (tokenizer.vocabSize !== model.config.vocab_size) {
     throw new UserError(`tokenizer ${tokenizerFile} has ${tokenizer.vocabSize} ids but the model in ${spec.checkpoint} expects ${model.config.vocab_size}`);
   }
-  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? 96 });
+  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? 96, constrainSrc: spec.constrainSrc });
 }
 
 /** Programs from a CruxEval-style JSONL file, optionally the first `limit`. */

@@ -1,7 +1,8 @@
 /**
  * The model side of evaluation: encodes an NDL prompt, decodes with the KV cache until the next
  * frame's <|action_sep|> or an exit, and returns the text. Greedy unless a temperature > 0 is
- * given. A prompt is never cut: one that leaves no room for an answer in the model's context is
+ * given; SRC fields spell lines of the prompt's program unless constrainSrc is false
+ * (src_constraint.ts). A prompt is never cut: one that leaves no room for an answer in the model's context is
  * a PromptTooLongError (the task builders check `budget` first and count such tasks as
  * did_not_fit), and the answer may use whatever room the prompt leaves, up to maxNewTokens.
  */
@@ -10,17 +11,24 @@ import { generate } from '../model/generate';
 import { EXIT_KINDS, exitToken, STRUCTURE_TOKENS, DOCUMENT_TOKENS } from '../ndl/tokens';
 import type { Tokenizer } from '../tokenizer';
 import { PromptTooLongError, type PromptBudget, type TextCompleter } from './completer';
+import { SrcConstraint } from './src_constraint';
 import type { PredictOptions } from './types';
 
 export interface ModelCompleterOptions {
   /** Longest continuation, in tokens. */
   maxNewTokens: number;
+  /** SRC fields may only spell lines of the prompt's program (src_constraint.ts); default true. */
+  constrainSrc?: boolean;
 }
 
+/** The completer's name in result tables: free SRC decoding is told apart from the default. */
+export const FREE_SRC_NAME = 'model_free_src';
+
 export class ModelCompleter implements TextCompleter {
-  readonly name = 'model';
+  readonly name: string;
   private readonly stops: number[];
   readonly budget: PromptBudget;
+  readonly constrainsSrc: boolean;
 
   constructor(
     readonly model: LlamaModel,
@@ -33,7 +41,14 @@ export class ModelCompleter implements TextCompleter {
       DOCUMENT_TOKENS.end,
       ...EXIT_KINDS.map(exitToken),
     ].map((t) => tokenizer.idOf(t));
+    this.constrainsSrc = options.constrainSrc ?? true;
+    this.name = this.constrainsSrc ? 'model' : FREE_SRC_NAME;
     this.budget = { maxSeqLen: model.config.max_seq_len, countTokens: (text) => tokenizer.encodeIds(text).length };
+  }
+
+  /** The same model and tokenizer with SRC decoding constrained or free. */
+  withSrcConstraint(on: boolean): ModelCompleter {
+    return new ModelCompleter(this.model, this.tokenizer, { ...this.options, constrainSrc: on });
   }
 
   async completeFrame(prefix: string, options: PredictOptions = {}): Promise<string> {
@@ -41,6 +56,7 @@ export class ModelCompleter implements TextCompleter {
     const room = this.model.config.max_seq_len - ids.length;
     if (room < 1) throw new PromptTooLongError(ids.length, this.model.config.max_seq_len);
     const greedy = !(options.temperature && options.temperature > 0);
+    const constraint = this.constrainsSrc ? SrcConstraint.forPrompt(this.tokenizer, prefix) : undefined;
     const result = generate(this.model, ids, {
       maxNewTokens: Math.min(this.options.maxNewTokens, room),
       stopTokens: this.stops,
@@ -48,6 +64,7 @@ export class ModelCompleter implements TextCompleter {
       temperature: greedy ? undefined : options.temperature,
       topP: greedy ? undefined : options.topP,
       seed: options.seed ?? 0,
+      allowedTokens: constraint && ((generated) => constraint.allowed(generated)),
     });
     return this.tokenizer.decode(result.ids);
   }

@@ -61,11 +61,16 @@ function breakpointAction(rng: Rng, config: SamplerConfig, tree: StateTree, i: n
   return { kind: 'breakpoint', target: rng.choice(useUnreached ? unreached : reached) };
 }
 
+/** The first node where the policy draws actions: before it (the harness's `main`), documents always step_into. */
+function policyStartOf(config: SamplerConfig, tree: StateTree): number {
+  return tree.direction === 'forward' && config.enterEntry ? entryCallIndex(tree) : 0;
+}
+
 /** Nodes visited by a policy walk of at most `frames` steps from the first node (never reaching EXIT). */
 function policyWalk(rng: Rng, config: SamplerConfig, tree: StateTree, frames: number): TrajectoryStep[] {
   const steps: TrajectoryStep[] = [];
   // As the sampler does for training documents: step into the entry call before drawing.
-  const policyStart = tree.direction === 'forward' && config.enterEntry ? entryCallIndex(tree) : 0;
+  const policyStart = policyStartOf(config, tree);
   let i = 0;
   while (steps.length < frames) {
     const action: Action | undefined = i < policyStart ? { kind: 'step_into' } : drawAction(rng, config, tree, i);
@@ -92,7 +97,11 @@ export function makeTask(trace: TraceRecord, kind: ActionKind, k: number, option
   const config = options.sampler ?? defaultSamplerConfig();
   const rng = Rng.from(options.seed, trace.id, 'eval-task', kind, k);
   const walk = policyWalk(rng, config, tree, options.maxPrefixFrames ?? config.maxFrames);
-  const cuts = walk.map((_, cut) => cut).filter((cut) => availableActions(tree, walk[cut].node).includes(kind));
+  // The action under test is taken from the entry function's call on: where pdb's session
+  // starts and the training policy draws. In the harness's `main` documents only step_into; any
+  // other action there skips the whole program, which no training document does (docs/eval.md).
+  const policyStart = policyStartOf(config, tree);
+  const cuts = walk.map((_, cut) => cut).filter((cut) => walk[cut].node >= policyStart && availableActions(tree, walk[cut].node).includes(kind));
   rng.shuffle(cuts);
   let available = false;
   for (const cut of cuts) {

@@ -20,6 +20,11 @@ export interface GenerateOptions extends SampleOptions {
   /** Generation stops after emitting any of these (the stop token is included in the output). */
   stopTokens?: number[];
   seed?: number;
+  /**
+   * Constrained decoding: given the tokens generated so far, the ids the next one may be, or
+   * undefined for any. Every other id's logit is -Infinity before sampling.
+   */
+  allowedTokens?: (generated: readonly number[]) => ReadonlySet<number> | undefined;
 }
 
 export interface GenerateResult {
@@ -61,6 +66,14 @@ export function sampleToken(logits: ArrayLike<number>, opts: SampleOptions, rng:
   return kept[kept.length - 1];
 }
 
+/** The logits with every id outside `allowed` at -Infinity (unchanged when allowed is undefined or empty). */
+export function restrictLogits(logits: ArrayLike<number>, allowed: ReadonlySet<number> | undefined): ArrayLike<number> {
+  if (!allowed || allowed.size === 0) return logits;
+  const out = new Float32Array(logits.length).fill(-Infinity);
+  for (const id of allowed) if (id >= 0 && id < logits.length) out[id] = logits[id];
+  return out;
+}
+
 export function generate(model: LlamaModel, promptIds: number[], opts: GenerateOptions): GenerateResult {
   if (promptIds.length === 0) throw new Error('generate: the prompt has no tokens');
   const rng = Rng.from(opts.seed ?? 0, 'generate');
@@ -75,7 +88,7 @@ export function generate(model: LlamaModel, promptIds: number[], opts: GenerateO
       const r = model.decode([next], cache);
       disposeCache(cache);
       cache = r.cache;
-      const logits = r.logits.dataSync();
+      const logits = restrictLogits(r.logits.dataSync(), opts.allowedTokens?.(out));
       r.logits.dispose();
       const token = sampleToken(logits, opts, rng);
       out.push(token);

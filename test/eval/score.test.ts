@@ -4,6 +4,8 @@ import { scorePrediction } from '../../src/eval/score';
 import { ALL_ACTIONS, makeTasks } from '../../src/eval/tasks';
 import type { FramePredictor, NextStateTask, Prediction } from '../../src/eval/types';
 import { parseNextFrame } from '../../src/ndl/parse';
+import { defaultSamplerConfig } from '../../src/ndl/config';
+import { entryCallIndex } from '../../src/ndl/sampler';
 import { fixtureTraces } from './helpers';
 
 const options = { seed: 1, perProgram: 3, maxPrefixFrames: 12 };
@@ -36,6 +38,16 @@ describe('next-state scoring', () => {
     for (const k of ALL_ACTIONS) expect(kinds).toContain(k);
     const { tasks: again } = makeTasks(fixtureTraces(), ALL_ACTIONS, options);
     expect(again.map((t) => t.prefix + JSON.stringify(t.truth))).toEqual(tasks.map((t) => t.prefix + JSON.stringify(t.truth)));
+  });
+
+  it('takes the action under test from the entry function\'s call on, never in the harness main (where documents only step_into)', () => {
+    const inMain = (t: NextStateTask) => t.node < entryCallIndex(t.tree);
+    const forward = makeTasks(fixtureTraces(), ['step_into', 'step_over', 'step_return', 'continue'], { ...options, perProgram: 10 }).tasks;
+    expect(forward.length).toBeGreaterThan(0);
+    expect(forward.some(inMain)).toBe(false);
+    // With enterEntry off the policy draws in main as well, and so does the eval.
+    const free = makeTasks(fixtureTraces(), ['step_over'], { ...options, perProgram: 20, sampler: { ...defaultSamplerConfig(), enterEntry: false } }).tasks;
+    expect(free.some(inMain)).toBe(true);
   });
 
   it('cuts each prefix right after the action under test', () => {

@@ -77,6 +77,12 @@ describe('ndbg quickstart (shortened)', () => {
     };
     expect(Object.keys(ns.full_match_model)).toEqual(expect.arrayContaining(['step_into', 'step_over', 'inv_step_call', 'all']));
     expect(Object.keys(ns.full_match_baseline)).toContain('step_into');
+    // The model as shipped (SRC constrained to the program's lines) and decoding freely, side by side.
+    const tables = (ns as unknown as { tables: Record<string, Record<string, { n: number }>> }).tables;
+    expect(Object.keys(tables).sort()).toEqual(['baseline', 'model', 'model_free_src']);
+    expect(tables.model_free_src.all.n).toBe(tables.model.all.n);
+    const summaryJson = JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8'));
+    expect(Object.keys(summaryJson.full_match_model_free_src)).toContain('step_into');
     // Tasks whose prompt cannot fit the context are counted, per action, never scored or hidden.
     expect((ns as unknown as { did_not_fit: Record<string, number> }).did_not_fit).toEqual(expect.objectContaining({ all: expect.any(Number) }));
     // The held-out programs' own documents, and the copy measures read from them.

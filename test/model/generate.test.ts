@@ -1,5 +1,5 @@
 import { initBackend } from '../../src/model/backend';
-import { generate, sampleToken } from '../../src/model/generate';
+import { generate, restrictLogits, sampleToken } from '../../src/model/generate';
 import { Rng } from '../../src/util/rng';
 import { testConfig, testModel } from './helpers';
 
@@ -61,5 +61,24 @@ describe('generation', () => {
     expect(count({ topP: 0.7 })).toEqual([0, 4000, 0]); // token 1 alone has 0.75 ≥ 0.7
     expect(sampleToken([1, 5, 5], { greedy: true }, rng)).toBe(1);
     expect(() => sampleToken(logits, { temperature: 0 }, rng)).toThrow(/temperature/);
+  });
+  test('constrained decoding: every token is one the constraint allows, and it sees what was generated so far', () => {
+    const c = testConfig();
+    const m = testModel(c, 8);
+    const free = generate(m, [1, 2], { maxNewTokens: 6, greedy: true }).ids;
+    // Even positions may only be 7 or 9; odd ones only what free greedy decoding did not pick there.
+    const seen: number[][] = [];
+    const allowed = (g: readonly number[]) => {
+      seen.push([...g]);
+      return g.length % 2 === 0 ? new Set([7, 9]) : new Set(Array.from({ length: c.vocab_size }, (_, i) => i).filter((i) => i !== free[g.length]));
+    };
+    const r = generate(m, [1, 2], { maxNewTokens: 6, greedy: true, allowedTokens: allowed });
+    r.ids.forEach((id, i) => (i % 2 === 0 ? expect([7, 9]).toContain(id) : expect(id).not.toBe(free[i])));
+    expect(seen).toEqual(r.ids.map((_, i) => r.ids.slice(0, i)));
+    // Undefined or empty allows everything: the same tokens as unconstrained decoding.
+    expect(generate(m, [1, 2], { maxNewTokens: 6, greedy: true, allowedTokens: () => undefined }).ids).toEqual(free);
+    expect(Array.from(restrictLogits([1, 2, 3], new Set()))).toEqual([1, 2, 3]);
+    expect(Array.from(restrictLogits([1, 2, 3], new Set([0, 2])))).toEqual([1, -Infinity, 3]);
+    m.dispose();
   });
 });

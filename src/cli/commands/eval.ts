@@ -27,6 +27,7 @@ function modelOptions<T>(y: Argv<T>) {
     .option('oracle', { type: 'boolean', default: false, describe: 'Use the true next states instead of a model (validates the harness: scores 100%)' })
     .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: 'auto', describe: 'tfjs backend' })
     .option('max-new-tokens', { type: 'number', default: 96, describe: 'Longest predicted frame, in tokens' })
+    .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC fields may only spell lines of the program (constrained decoding); --no-src-constraint decodes them freely' })
     .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
     .option('limit', { type: 'number', describe: 'Only the first N programs' })
     .option('workers', { type: 'number', default: 1, describe: 'Sandbox workers for tracing and checking' })
@@ -52,7 +53,7 @@ async function setup(a: Args) {
   const programs = await loadPrograms(a.programs as string, a.limit as number | undefined);
   const traces = await tracePrograms(programs, a.workers as number, a.quiet as boolean);
   const completer = await loadCompleter(
-    { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number },
+    { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number, constrainSrc: a['src-constraint'] as boolean },
     traces,
   );
   const out = resultsDir(a.out as string | undefined, a.checkpoint as string | undefined);
@@ -100,7 +101,7 @@ const nextState: CommandModule = {
     const programs = a.programs ? await loadPrograms(a.programs as string, a.limit as number | undefined) : [];
     const traces = programs.length > 0 ? await tracePrograms(programs, a.workers as number, a.quiet as boolean) : [];
     const completer = await loadCompleter(
-      { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number },
+      { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number, constrainSrc: a['src-constraint'] as boolean },
       [...traces, ...repoTraces],
     );
     const out = resultsDir(a.out as string | undefined, a.checkpoint as string | undefined);

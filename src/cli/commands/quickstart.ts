@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { BACKENDS } from '../../model/backend';
+import { FREE_SRC_NAME } from '../../eval/model_completer';
 import { quickstart, QUICKSTART_DEFAULTS } from '../quickstart';
 import { formatDuration } from '../../util/progress';
 
@@ -43,8 +44,10 @@ export const quickstartCommand: CommandModule = {
       set: a.set as string[],
     });
     const m = r.nextState.model;
+    const free = r.nextState[FREE_SRC_NAME];
     const b = r.nextState.baseline;
-    const line = (k: string) => `  ${k.padEnd(12)} model ${(100 * (m[k]?.full ?? 0)).toFixed(1).padStart(5)}%   baseline ${(100 * (b[k]?.full ?? 0)).toFixed(1).padStart(5)}%`;
+    const rate = (t: typeof m, k: string) => (100 * (t?.[k]?.full ?? 0)).toFixed(1).padStart(5);
+    const line = (k: string) => `  ${k.padEnd(12)} model ${rate(m, k)}%   (free SRC ${rate(free, k)}%)   baseline ${rate(b, k)}%`;
     process.stdout.write(
       [
         '',

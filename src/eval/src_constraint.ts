@@ -1,0 +1,126 @@
+/**
+ * Constrained decoding of SRC: pdb's SRC is always a line of the program, so while the model
+ * writes a SRC field (after `<|src_sep|>`) the text it has written must stay a prefix of one of
+ * the lines of the prompt's program context, and it may close the field only where such a line
+ * ends. The model still chooses which line and how to spell it in tokens; what it can no longer
+ * do is write a line that the program does not have. Everything outside SRC fields (events,
+ * locals, values, exits) is decoded freely. docs/eval.md says why and shows the numbers with
+ * and without it.
+ *
+ * The check is on UTF-8 bytes, not on one canonical token spelling of each line: sentencepiece
+ * spells a few lines differently inside a document than alone (`)))` before a separator can be
+ * `)` `))` or `))` `)`), and byte-fallback pieces carry single bytes of a character.
+ */
+import { SPECIAL_TOKENS, STRUCTURE_TOKENS } from '../ndl/tokens';
+import type { TextTokenizer } from '../tokenizer/types';
+
+/** What every prompt's constraint shares for one tokenizer: each id's bytes, and ids by first byte. */
+interface Vocabulary {
+  /** The bytes a token adds to the text; undefined for special and control tokens. */
+  bytes: (Buffer | undefined)[];
+  byFirstByte: Map<number, number[]>;
+  srcSep: number;
+  /** `<|arg_sep|>` closes SRC in call, return, exception and inverse frames; `<|action_sep|>` in line frames. */
+  closers: number[];
+}
+
+const BYTE_PIECE = /^<0x([0-9A-Fa-f]{2})>$/;
+const vocabularies = new WeakMap<TextTokenizer, Vocabulary>();
+
+function idOf(tok: TextTokenizer, token: string): number {
+  const id = tok.idOf?.(token);
+  if (id === undefined) throw new Error(`SRC constraint: the tokenizer has no id for ${token} (not an NDL tokenizer)`);
+  return id;
+}
+
+function vocabularyOf(tok: TextTokenizer & { pieceOf?(id: number): string }): Vocabulary {
+  const cached = vocabularies.get(tok);
+  if (cached) return cached;
+  const special = new Set(SPECIAL_TOKENS.map((t) => idOf(tok, t)));
+  const bytes: (Buffer | undefined)[] = [];
+  const byFirstByte = new Map<number, number[]>();
+  for (let id = 0; id < tok.vocabSize; id++) {
+    let b: Buffer | undefined;
+    const byte = tok.pieceOf ? BYTE_PIECE.exec(tok.pieceOf(id)) : null;
+    if (byte) b = Buffer.of(parseInt(byte[1], 16));
+    else if (!special.has(id)) {
+      const text = tok.decode([id]);
+      // Control pieces decode to nothing; a lone byte of a character decodes to U+FFFD.
+      if (text && !text.includes('\uFFFD')) b = Buffer.from(text, 'utf8');
+    }
+    bytes.push(b);
+    if (b) {
+      const list = byFirstByte.get(b[0]);
+      if (list) list.push(id);
+      else byFirstByte.set(b[0], [id]);
+    }
+  }
+  const v: Vocabulary = {
+    bytes,
+    byFirstByte,
+    srcSep: idOf(tok, STRUCTURE_TOKENS.srcSep),
+    closers: [idOf(tok, STRUCTURE_TOKENS.argSep), idOf(tok, STRUCTURE_TOKENS.actionSep)],
+  };
+  vocabularies.set(tok, v);
+  return v;
+}
+
+/** The program text of an NDL prompt: after `<|trace_context_start|>` up to the first `<|frame_sep|>` (or the end); undefined if it has no context. */
+export function promptContext(prefix: string): string | undefined {
+  const start = prefix.indexOf(STRUCTURE_TOKENS.traceContextStart);
+  if (start < 0) return undefined;
+  const from = start + STRUCTURE_TOKENS.traceContextStart.length;
+  const end = prefix.indexOf(STRUCTURE_TOKENS.frameSep, from);
+  return end < 0 ? prefix.slice(from) : prefix.slice(from, end);
+}
+
+export class SrcConstraint {
+  private readonly vocab: Vocabulary;
+  private readonly lines: Buffer[];
+
+  /** `lines`: the texts a SRC field may hold (blank lines are left out: no frame stops on one). */
+  constructor(tok: TextTokenizer, lines: Iterable<string>) {
+    this.vocab = vocabularyOf(tok);
+    this.lines = [...new Set(lines)].filter((l) => l.trim()).map((l) => Buffer.from(l, 'utf8'));
+  }
+
+  /** The constraint for a prompt, from the lines of its program context; undefined when the prompt has no context. */
+  static forPrompt(tok: TextTokenizer, prefix: string): SrcConstraint | undefined {
+    const context = promptContext(prefix);
+    return context === undefined ? undefined : new SrcConstraint(tok, context.split('\n'));
+  }
+
+  /**
+   * The ids the next token may be after `generated` (the continuation so far): inside an open
+   * SRC field, the tokens that keep it a prefix of a program line, plus the closers where it
+   * is a whole line; undefined outside a field, and where no line can be continued (free
+   * decoding rather than a forced wrong token).
+   */
+  allowed(generated: readonly number[]): ReadonlySet<number> | undefined {
+    const { bytes, byFirstByte, srcSep, closers } = this.vocab;
+    const open = generated.lastIndexOf(srcSep);
+    if (open < 0) return undefined;
+    const parts: Buffer[] = [];
+    for (let i = open + 1; i < generated.length; i++) {
+      const b = bytes[generated[i]];
+      // A closer (or any special token) has ended the field.
+      if (!b) return undefined;
+      parts.push(b);
+    }
+    const written = Buffer.concat(parts);
+    const ids = new Set<number>();
+    for (const line of this.lines) {
+      if (line.length < written.length || !line.subarray(0, written.length).equals(written)) continue;
+      if (line.length === written.length) {
+        for (const c of closers) ids.add(c);
+        continue;
+      }
+      const rest = line.subarray(written.length);
+      for (const id of byFirstByte.get(rest[0]) ?? []) {
+        const b = bytes[id]!;
+        if (b.length <= rest.length && rest.subarray(0, b.length).equals(b)) ids.add(id);
+      }
+    }
+    return ids.size ? ids : undefined;
+  }
+}
