@@ -2,9 +2,10 @@
  * The model side of evaluation: encodes an NDL prompt, decodes with the KV cache until the next
  * frame's <|action_sep|> or an exit, and returns the text. Greedy unless a temperature > 0 is
  * given; SRC fields spell lines of the prompt's program unless constrainSrc is false
- * (src_constraint.ts). A prompt is never cut: one that leaves no room for an answer in the model's context is
- * a PromptTooLongError (the task builders check `budget` first and count such tasks as
- * did_not_fit), and the answer may use whatever room the prompt leaves, up to maxNewTokens.
+ * (src_constraint.ts). A prompt is never cut: one that leaves no room for an answer in the
+ * model's context is a PromptTooLongError (the task builders check `budget` first and count
+ * such tasks as did_not_fit), and the answer may use whatever room the prompt leaves, up to
+ * maxNewTokens.
  */
 import type { LlamaModel } from '../model/model';
 import { generate } from '../model/generate';

@@ -9,7 +9,10 @@
  * An exit counts as right in every component when the kind matches. Unparseable output is wrong
  * in every component.
  */
+import { FORWARD_ACTIONS, INVERSE_ACTIONS } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
+
+const ACTION_ORDER: readonly string[] = [...FORWARD_ACTIONS, ...INVERSE_ACTIONS];
 import type { NextStateTask, Outcome, Prediction } from './types';
 
 export interface ComponentScores {
@@ -109,8 +112,13 @@ export function ratesByAction(scored: ScoredTask[], didNotFit: Record<string, nu
     (groups.get(key) as ComponentScores[]).push(s.scores);
   }
   for (const k of Object.keys(didNotFit)) if (!groups.has(k)) groups.set(k, []);
+  // Rows in the vocabulary's action order, whichever action the first task happened to have.
+  const rank = (k: string) => {
+    const i = ACTION_ORDER.indexOf(k);
+    return i < 0 ? ACTION_ORDER.length : i;
+  };
   const out: Record<string, ComponentRates> = {};
-  for (const [k, v] of groups) out[k] = { ...aggregate(v), didNotFit: didNotFit[k] ?? 0 };
+  for (const k of [...groups.keys()].sort((a, b) => rank(a) - rank(b))) out[k] = { ...aggregate(groups.get(k) as ComponentScores[]), didNotFit: didNotFit[k] ?? 0 };
   out.all = { ...aggregate(scored.map((s) => s.scores)), didNotFit: Object.values(didNotFit).reduce((a, b) => a + b, 0) };
   return out;
 }

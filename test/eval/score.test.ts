@@ -111,4 +111,9 @@ describe('next-state scoring', () => {
     expect(text).toMatch(/step_into/);
     expect(text).toMatch(/baseline/);
   });
+
+  it('lists the actions in the vocabulary order, whatever order the tasks come in', async () => {
+    const { tables } = await evaluateNextState([...tasks].reverse(), [new OraclePredictor()], { quiet: true });
+    expect(Object.keys(tables.oracle)).toEqual([...ALL_ACTIONS, 'all']);
+  });
 });
