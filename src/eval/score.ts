@@ -11,9 +11,9 @@
  */
 import { FORWARD_ACTIONS, INVERSE_ACTIONS } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
+import type { NextStateTask, Outcome, Prediction } from './types';
 
 const ACTION_ORDER: readonly string[] = [...FORWARD_ACTIONS, ...INVERSE_ACTIONS];
-import type { NextStateTask, Outcome, Prediction } from './types';
 
 export interface ComponentScores {
   full: boolean;
@@ -118,7 +118,7 @@ export function ratesByAction(scored: ScoredTask[], didNotFit: Record<string, nu
     return i < 0 ? ACTION_ORDER.length : i;
   };
   const out: Record<string, ComponentRates> = {};
-  for (const k of [...groups.keys()].sort((a, b) => rank(a) - rank(b))) out[k] = { ...aggregate(groups.get(k) as ComponentScores[]), didNotFit: didNotFit[k] ?? 0 };
+  for (const [k, v] of [...groups].sort(([a], [b]) => rank(a) - rank(b))) out[k] = { ...aggregate(v), didNotFit: didNotFit[k] ?? 0 };
   out.all = { ...aggregate(scored.map((s) => s.scores)), didNotFit: Object.values(didNotFit).reduce((a, b) => a + b, 0) };
   return out;
 }

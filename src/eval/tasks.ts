@@ -87,8 +87,8 @@ function policyWalk(rng: Rng, config: SamplerConfig, tree: StateTree, frames: nu
 /**
  * One task for `kind` on this trace; undefined when the action is never available on the walked
  * path, `'did_not_fit'` when it is but no prompt with its answer fits the budget. The frame is
- * the first that fits in a seeded random order of the walk's frames where `kind` is available,
- * i.e. uniform over the frames that fit.
+ * the first that fits in a seeded random order of the walk's frames, from the entry's call on,
+ * where `kind` is available, i.e. uniform over the frames that fit.
  */
 export function makeTask(trace: TraceRecord, kind: ActionKind, k: number, options: TaskOptions): NextStateTask | 'did_not_fit' | undefined {
   const direction = (INVERSE_ACTIONS as readonly string[]).includes(kind) ? 'inverse' : 'forward';

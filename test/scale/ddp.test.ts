@@ -92,6 +92,10 @@ describe('scale-out: torchrun DDP continues an ndbg run and hands it back', () =
     const result = JSON.parse(fs.readFileSync(at('eval/next_state.json'), 'utf8')) as { predictor: string; programs: number; tasks: number };
     expect(result).toMatchObject({ predictor: 'model', programs: 2 });
     expect(result.tasks).toBeGreaterThan(0);
+    // The same tasks decoded without the SRC constraint are reported under their own name.
+    ndbg(['eval', 'next-state', '--checkpoint', at('imported'), '--programs', at('heldout.jsonl'), '--per-program', '1', '--actions', 'step_into,inv_step_into', '--max-new-tokens', '24', '--out', at('eval-free'), '--quiet', '--no-src-constraint']);
+    const free = JSON.parse(fs.readFileSync(at('eval-free/next_state.json'), 'utf8')) as { predictor: string; tasks: number };
+    expect(free).toMatchObject({ predictor: 'model_free_src', tasks: result.tasks });
 
     // Bad input is one line naming the file, no traceback.
     const bad = spawnSync(peer.python, [path.join(ROOT, 'scale', 'train.py'), '--hf', at('no-such-dir'), '--config', at('config.json'), '--out', at('bad')], { cwd: dir, encoding: 'utf8' });

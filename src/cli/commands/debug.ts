@@ -25,6 +25,7 @@ interface DebugArgs {
   'top-p': number;
   seed: number;
   'max-new-tokens': number;
+  'src-constraint': boolean;
 }
 
 /** Commands of a --script ("s;n;b 4") or --script-file (one per line, `#` comments). */
@@ -91,7 +92,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       .option('top-p', { type: 'number', default: 0.95, describe: 'nucleus mass when --temperature > 0' })
       .option('seed', { type: 'number', default: 0, describe: 'sampling seed (offset by the step number)' })
       .option('max-new-tokens', { type: 'number', default: 128, describe: 'longest predicted frame, in tokens' })
-      .option('src-constraint', { type: 'boolean', default: true, describe: 'the model may only stop on lines of the program (constrained SRC decoding); --no-src-constraint decodes freely' })
+      .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC may only be a line of the program (constrained decoding); --no-src-constraint decodes freely' })
       .conflicts('script', 'script-file')
       .example("$0 debug prog.py --call 'f(3)' --checkpoint runs/tiny/checkpoints/step-001000 --verify", 'interactive, model vs real')
       .example("$0 debug prog.py --call 'f(3)' --oracle --script 's;s;n;p;r;c'", 'a scripted session with the perfect model')
@@ -118,7 +119,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       if (trace.events.length === 0) throw new UserError(`${args.file}: the program did not run${trace.error ? `: ${trace.error}` : ''}`);
     }
     const completer = await loadCompleter(
-      { oracle: args.oracle, checkpoint: args.checkpoint, backend: args.backend as BackendChoice, maxNewTokens: args['max-new-tokens'], constrainSrc: args['src-constraint'] as boolean },
+      { oracle: args.oracle, checkpoint: args.checkpoint, backend: args.backend as BackendChoice, maxNewTokens: args['max-new-tokens'], constrainSrc: args['src-constraint'] },
       trace ? [trace] : [],
     );
     const sampling: PredictOptions | undefined = args.temperature > 0 ? { temperature: args.temperature, topP: args['top-p'], seed: args.seed } : undefined;
