@@ -11,6 +11,7 @@
  * spells a few lines differently inside a document than alone (`)))` before a separator can be
  * `)` `))` or `))` `)`), and byte-fallback pieces carry single bytes of a character.
  */
+import { parseDocument } from '../ndl/parse';
 import { SPECIAL_TOKENS, STRUCTURE_TOKENS } from '../ndl/tokens';
 import type { TextTokenizer } from '../tokenizer/types';
 
@@ -65,13 +66,10 @@ function vocabularyOf(tok: TextTokenizer & { pieceOf?(id: number): string }): Vo
   return v;
 }
 
-/** The program text of an NDL prompt: after `<|trace_context_start|>` up to the first `<|frame_sep|>` (or the end); undefined if it has no context. */
+/** The program text of an NDL prompt, as the parser reads it; undefined if the prompt does not get as far as one. */
 export function promptContext(prefix: string): string | undefined {
-  const start = prefix.indexOf(STRUCTURE_TOKENS.traceContextStart);
-  if (start < 0) return undefined;
-  const from = start + STRUCTURE_TOKENS.traceContextStart.length;
-  const end = prefix.indexOf(STRUCTURE_TOKENS.frameSep, from);
-  return end < 0 ? prefix.slice(from) : prefix.slice(from, end);
+  const doc = parseDocument(prefix);
+  return doc.error && !doc.context ? undefined : doc.context;
 }
 
 export class SrcConstraint {

@@ -1,5 +1,4 @@
-// Over 300 lines on purpose: the typed expression grammar is one table of productions; split by
-// type it would scatter the totality rules the header states.
+// One table of productions on purpose: split by type, it would scatter the totality rules below.
 import { expr, PREC, pyStr, wrap, type Expr, type Ty } from './ir';
 import type { Scope } from './scope';
 import { CHAR_CONSTS, DICT_KEYS, LOOP_NAMES, STR_CONSTS } from './values';
