@@ -17,7 +17,7 @@ import { median } from '../src/util/stats';
 
 /**
  * `npm run bench -- model`: training throughput (tokens/s, MFU) of the quickstart, tiny and small
- * shapes on each ndbg backend and on PyTorch, side by side in one run.
+ * shapes (each at its config's T and micro-batch) on each ndbg backend and on PyTorch, side by side in one run.
  *
  * ndbg's step is the product's: batches from the product loader (a data set built from the test
  * corpus with the config's tokenizer, so rows carry real document boundaries and the document
@@ -45,7 +45,6 @@ export const SHAPES: Record<string, { config: string; tokenizer: string }> = {
   tiny: { config: 'configs/tiny.json', tokenizer: 'tokenizer/ndbg-8k.model' },
   small: { config: 'configs/small.json', tokenizer: 'tokenizer/ndbg-8k.model' },
 };
-const BATCH = 8;
 
 function flag(args: string[], name: string): string | undefined {
   const a = args.find((x) => x.startsWith(`--${name}=`));
@@ -81,14 +80,14 @@ function peers(args: string[]): Peer[] {
 }
 
 /** One torch measurement; a string says why there is none (a torch on the reference BLAS is an error). */
-function torchRun(peer: Peer, shape: ResolvedRun['model'], steps: number, warmup: number): Record<string, string | number> | string {
+function torchRun(peer: Peer, shape: ResolvedRun['model'], batch: number, steps: number, warmup: number): Record<string, string | number> | string {
   if (!fs.existsSync(peer.python)) return `${peer.python} not found`;
   const probe = spawnSync(peer.python, ['-c', 'import torch'], { encoding: 'utf8' });
   if (probe.status !== 0) return `${peer.python}: no torch (${(probe.stderr || '').trim().split('\n').pop()})`;
   const r = spawnSync(
     peer.python,
     [assetPath('bench/torch_ref_train.py'), '--vocab', String(shape.vocab_size), '--d', String(shape.d_model), '--layers', String(shape.n_layers), '--heads', String(shape.n_heads),
-      '--seq', String(shape.max_seq_len), '--batch', String(BATCH), '--steps', String(steps), '--warmup', String(warmup), '--threads', String(peer.threads)],
+      '--seq', String(shape.max_seq_len), '--batch', String(batch), '--steps', String(steps), '--warmup', String(warmup), '--threads', String(peer.threads)],
     { encoding: 'utf8' },
   );
   if (r.status === 3 || /reference BLAS/.test(r.stderr ?? '')) throw new Error(`${peer.name}: ${(r.stderr || '').trim().split('\n').pop()}`);
@@ -169,16 +168,13 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-model-'));
   const rows: Record<string, unknown>[] = [];
   const skipped: string[] = [];
+  const runs: Record<string, ResolvedRun> = {};
   try {
-    const runs: Record<string, ResolvedRun> = {};
     for (const s of shapes) {
       const shape = SHAPES[s];
       const data = await dataFor(tmp, shape.tokenizer, loadModelConfig(assetPath(shape.config)).max_seq_len);
-      runs[s] = loadRunConfig(assetPath(shape.config), [
-        `data.datasets=${JSON.stringify([data])}`,
-        `train.micro_batch_size=${BATCH}`,
-        'train.grad_accum=1',
-      ]);
+      // Each shape trains at its config's micro-batch, as users run it; grad_accum 1 so a step is one batch.
+      runs[s] = loadRunConfig(assetPath(shape.config), [`data.datasets=${JSON.stringify([data])}`, 'train.grad_accum=1']);
     }
     // One entry per framework and shape; each round adds a step time and the load average then.
     const samples = new Map<string, { framework: string; shape: string; stepS: number[]; load: number[]; extra: Record<string, unknown> }>();
@@ -197,7 +193,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       for (const peer of peers(args)) {
         if (torchDone.has(peer.name)) continue;
         process.stderr.write(`${peer.name} ${s}...\n`);
-        const r = torchRun(peer, runs[s].model, steps, warmup);
+        const r = torchRun(peer, runs[s].model, runs[s].config.train.micro_batch_size, steps, warmup);
         if (typeof r === 'string') {
           skipped.push(`${peer.name}: ${r}`);
           torchDone.add(peer.name);
@@ -224,13 +220,14 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     }
     for (const e of samples.values()) {
       const m = runs[e.shape].model;
-      const tokens = BATCH * m.max_seq_len;
+      const batch = runs[e.shape].config.train.micro_batch_size;
+      const tokens = batch * m.max_seq_len;
       const stepS = median(e.stepS);
       const gflops = (modelStats(m).trainFlopsPerToken * tokens) / stepS / 1e9;
       rows.push({
         framework: e.framework,
         shape: e.shape,
-        dims: { V: m.vocab_size, d: m.d_model, L: m.n_layers, H: m.n_heads, T: m.max_seq_len, B: BATCH },
+        dims: { V: m.vocab_size, d: m.d_model, L: m.n_layers, H: m.n_heads, T: m.max_seq_len, B: batch },
         median_step_s: +stepS.toFixed(4),
         tokens_per_s: Math.round(tokens / stepS),
         achieved_gflops: +gflops.toFixed(1),
@@ -250,5 +247,5 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       ratios[key] = { ...(ratios[key] ?? {}), [String(r.shape)]: +((r.tokens_per_s as number) / (p.tokens_per_s as number)).toFixed(3) };
     }
   }
-  return { batch: BATCH, steps, warmup, rounds, cpu_peak_gflops: +peak.gflops.toFixed(1), cpu_peak_basis: peak.basis, load_average: os.loadavg().map((x) => +x.toFixed(2)), results: rows, ratios, skipped };
+  return { batch: Object.fromEntries(shapes.map((s) => [s, runs[s].config.train.micro_batch_size])), steps, warmup, rounds, cpu_peak_gflops: +peak.gflops.toFixed(1), cpu_peak_basis: peak.basis, load_average: os.loadavg().map((x) => +x.toFixed(2)), results: rows, ratios, skipped };
 }

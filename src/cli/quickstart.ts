@@ -108,7 +108,7 @@ export async function trainAndEvaluate(o: QuickstartOptions, data: QuickstartDat
   t = Date.now();
   const testTraces: TraceRecord[] = data.testTraces;
   stage(7, 'eval', `next-state accuracy on ${testTraces.length} held-out programs, every action, SRC constrained and free, beside the naive baseline`);
-  const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never, maxNewTokens: 64 });
+  const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never });
   const { tasks, didNotFit } = makeTasks(testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, budget: completer.budget });
   const notFitting = Object.values(didNotFit).reduce((a, b) => a + b, 0);
   process.stderr.write(`      ${tasks.length} tasks; ${pct(tasks.length, tasks.length + notFitting)} fit the context (${notFitting} did_not_fit, not scored)\n`);

@@ -70,11 +70,18 @@ async function makePrograms(o: QuickstartOptions, dir: string): Promise<Record<'
 const TEST_DOCS_PER_PROGRAM = 2;
 
 /**
+ * Training documents are forward:inverse 2:1 (the sampler's default is the paper's 1:1): the
+ * forward step actions are the ones the 10-minute model is furthest from learning, and the
+ * inverse ones did not lose by it (docs/eval.md, "Session 7").
+ */
+const TRAIN_FORWARD_SHARE = 2;
+
+/**
  * Documents that fit one training row whole (seq_len + 1 tokens, counted with the real
  * tokenizer), so every row the model trains on shows the program it debugs.
  */
-function makeDocuments(o: QuickstartOptions, traces: TraceRecord[], file: string, tok: Tokenizer, seqLen: number): { documents: number; tooLong: number } {
-  const sampler = { ...defaultSamplerConfig(), maxTokens: seqLen + 1 };
+function makeDocuments(o: QuickstartOptions, traces: TraceRecord[], file: string, tok: Tokenizer, seqLen: number, forwardShare: number): { documents: number; tooLong: number } {
+  const sampler = { ...defaultSamplerConfig(), maxTokens: seqLen + 1, forwardShare };
   const countTokens = (text: string) => tok.encodeIds(text).length;
   let tooLong = 0;
   const docs = traces.flatMap((t) => {
@@ -120,12 +127,12 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
   const tokenizer = await Tokenizer.load(o.tokenizer);
 
   t = Date.now();
-  stage(3, 'ndl', `sampling ${o.docsPerProgram} NDL documents per program (forward:inverse 1:1), each within ${seqLen + 1} tokens`);
+  stage(3, 'ndl', `sampling ${o.docsPerProgram} NDL documents per program (forward:inverse ${TRAIN_FORWARD_SHARE}:1), each within ${seqLen + 1} tokens`);
   const ndlFile = path.join(dir, 'ndl', 'train.jsonl');
-  const docs = makeDocuments(o, trainTraces, ndlFile, tokenizer, seqLen);
+  const docs = makeDocuments(o, trainTraces, ndlFile, tokenizer, seqLen, TRAIN_FORWARD_SHARE);
   const sampled = docs.documents + docs.tooLong;
   const testDocuments = path.join(dir, 'ndl', 'test.jsonl');
-  const testDocs = makeDocuments({ ...o, docsPerProgram: TEST_DOCS_PER_PROGRAM }, testTraces, testDocuments, tokenizer, seqLen);
+  const testDocs = makeDocuments({ ...o, docsPerProgram: TEST_DOCS_PER_PROGRAM }, testTraces, testDocuments, tokenizer, seqLen, 1);
   done(
     `${ndlFile}: ${docs.documents} documents; ${pct(docs.documents, sampled)} fit the context (${docs.tooLong} left out: program + first frame > ${seqLen + 1} tokens); ${testDocuments}: ${testDocs.documents} of the held-out programs`,
     t,

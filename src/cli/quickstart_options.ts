@@ -14,8 +14,9 @@ export interface QuickstartOptions {
   config: string;
   /**
    * Generator config: configs/programs-quickstart.json keeps programs (≤ 360 characters, about
-   * 100 tokens of context) short enough that a document shows the program and several frames
-   * within the tiny model's 256-token context (docs/eval.md, "Choosing the quickstart").
+   * 100 tokens of context) short enough that a document shows the program and its whole run,
+   * up to the trajectory's end, within the quickstart model's 512-token context (docs/eval.md,
+   * "Choosing the quickstart").
    */
   programsConfig: string;
   tokenizer: string;

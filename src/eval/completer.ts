@@ -11,6 +11,8 @@ import type { FramePredictor, NextStateTask, PredictOptions, Prediction } from '
 export interface PromptBudget {
   maxSeqLen: number;
   countTokens: (text: string) => number;
+  /** The longest answer the completer writes (its maxNewTokens); a longer true answer could never be matched. */
+  maxAnswerTokens?: number;
 }
 
 /** A prompt that does not fit the model's context; the caller counts it as did_not_fit. */

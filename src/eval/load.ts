@@ -17,6 +17,9 @@ import type { TextCompleter } from './completer';
 import { ModelCompleter } from './model_completer';
 import { OracleCompleter } from './oracle_completer';
 
+/** The longest frame a model completer writes unless told otherwise, in tokens (eval commands and the quickstart). */
+export const DEFAULT_MAX_NEW_TOKENS = 96;
+
 export interface CompleterSpec {
   checkpoint?: string;
   /** Use the true next frames (validates the harness; must score 100%). */
@@ -46,7 +49,7 @@ export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: str
   if (tokenizer.vocabSize !== model.config.vocab_size) {
     throw new UserError(`tokenizer ${tokenizerFile} has ${tokenizer.vocabSize} ids but the model in ${spec.checkpoint} expects ${model.config.vocab_size}`);
   }
-  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? 96, constrainSrc: spec.constrainSrc });
+  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc });
 }
 
 /** Programs from a CruxEval-style JSONL file, optionally the first `limit`. */

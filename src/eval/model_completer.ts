@@ -44,7 +44,7 @@ export class ModelCompleter implements TextCompleter {
     ].map((t) => tokenizer.idOf(t));
     this.constrainsSrc = options.constrainSrc ?? true;
     this.name = this.constrainsSrc ? 'model' : FREE_SRC_NAME;
-    this.budget = { maxSeqLen: model.config.max_seq_len, countTokens: (text) => tokenizer.encodeIds(text).length };
+    this.budget = { maxSeqLen: model.config.max_seq_len, countTokens: (text) => tokenizer.encodeIds(text).length, maxAnswerTokens: options.maxNewTokens };
   }
 
   /** The same model and tokenizer with SRC decoding constrained or free. */

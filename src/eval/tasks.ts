@@ -124,9 +124,11 @@ export function makeTask(trace: TraceRecord, kind: ActionKind, k: number, option
   return available ? 'did_not_fit' : undefined;
 }
 
-/** Whether the prompt and the true answer after it fit the budget. */
+/** Whether the prompt and the true answer after it fit the budget, and the answer is one the completer can write out whole. */
 export function fitsBudget(prompt: string, answer: string, budget: PromptBudget | undefined): boolean {
-  return !budget || budget.countTokens(prompt + answer) <= budget.maxSeqLen;
+  if (!budget) return true;
+  if (budget.maxAnswerTokens !== undefined && budget.countTokens(answer) > budget.maxAnswerTokens) return false;
+  return budget.countTokens(prompt + answer) <= budget.maxSeqLen;
 }
 
 /** The first frame of `rest` (which starts with <|frame_sep|>) through its <|action_sep|>, or the exit token: what a perfect model writes after a prompt. */

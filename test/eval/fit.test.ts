@@ -66,6 +66,18 @@ describe('honest prompts', () => {
     expect(json.did_not_fit.all).toBeGreaterThanOrEqual(ALL_ACTIONS.length);
   });
 
+  it('counts a task whose true answer is longer than the completer writes as did_not_fit, not as an error', () => {
+    const countTokens = (t: string) => tok.encodeIds(t).length;
+    const roomy = makeTasks(fixtureTraces(), ['step_into'], { seed: 0, perProgram: 4, budget: { maxSeqLen: 4096, countTokens, maxAnswerTokens: 4096 } });
+    const longest = Math.max(...roomy.tasks.map((t) => (t.truth.frame ? countTokens(JSON.stringify(t.truth.frame.locals ?? t.truth.frame.value ?? '')) : 0)));
+    expect(longest).toBeGreaterThan(8);
+    const short = makeTasks(fixtureTraces(), ['step_into'], { seed: 0, perProgram: 4, budget: { maxSeqLen: 4096, countTokens, maxAnswerTokens: 8 } });
+    expect(short.didNotFit.step_into).toBeGreaterThan(0);
+    expect(short.didNotFit.step_into ?? 0).toBeGreaterThan(roomy.didNotFit.step_into ?? 0);
+    // The model completer's budget carries its maxNewTokens.
+    expect(new ModelCompleter({ config: { max_seq_len: 64 } } as never, tok, { maxNewTokens: 24 }).budget.maxAnswerTokens).toBe(24);
+  });
+
   it('draws prefixes over the whole trajectory that fits, not only its first frames', () => {
     const budget: PromptBudget = { maxSeqLen: 4096, countTokens: (t) => tok.encodeIds(t).length };
     const { tasks } = makeTasks(fixtureTraces(), ['step_into', 'inv_step_into'], { seed: 0, perProgram: 20, budget });

@@ -7,7 +7,7 @@ import { copyProbeOf, DEFAULT_COPY_PROBE, formatCopyProbe, modelLogProbs } from 
 import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy } from '../../eval/src_tokens';
 import { runCruxEval } from '../../eval/cruxeval_run';
 import { DEFAULT_HORIZON, runHorizon } from '../../eval/horizon';
-import { loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson } from '../../eval/load';
+import { DEFAULT_MAX_NEW_TOKENS, loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson } from '../../eval/load';
 import { tracePrograms } from '../../trace';
 import { evaluateNextState, formatTables, nextStateReport } from '../../eval/next_state';
 import { ALL_ACTIONS, makeTasks } from '../../eval/tasks';
@@ -26,7 +26,7 @@ function modelOptions<T>(y: Argv<T>) {
     .option('checkpoint', { type: 'string', describe: 'Checkpoint directory of a trained model' })
     .option('oracle', { type: 'boolean', default: false, describe: 'Use the true next states instead of a model (validates the harness: scores 100%)' })
     .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: 'auto', describe: 'tfjs backend' })
-    .option('max-new-tokens', { type: 'number', default: 96, describe: 'Longest predicted frame, in tokens' })
+    .option('max-new-tokens', { type: 'number', default: DEFAULT_MAX_NEW_TOKENS, describe: 'Longest predicted frame, in tokens' })
     .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC fields may only spell lines of the program (constrained decoding); --no-src-constraint decodes them freely' })
     .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
     .option('limit', { type: 'number', describe: 'Only the first N programs' })
