@@ -23,7 +23,7 @@ import { UserError } from '../util/errors';
 import { readPrediction, TextCompleter } from './completer';
 import { Location, ProgramSource, rebuildCall } from './session_source';
 import type { PredictOptions } from './types';
-import { compareStops, describeModel, describeReal, formatLocals, mark, ModelStop, RealStop } from './session_view';
+import { compareStops, describeModel, describeReal, formatLocals, mark, ModelStop, REAL_STOP_MARK, RealStop } from './session_view';
 
 export interface DebugSessionOptions {
   /** The program's code (CruxEval style: functions, no call). */
@@ -81,7 +81,8 @@ export const HELP_TEXT = [
   '                    h / help     this text',
   '                    q / quit     leave',
   'An empty line repeats the last command. Every stop shows the MODEL\'s prediction;',
-  'with --verify the real state follows: [=] same, [≠ evt, src, locals, value, exit] differs.',
+  'with --verify the real state follows: [=] same, [≠ evt, src, locals, value, exit] differs,',
+  '[real: not the model\'s] the model\'s output did not parse and the session went on from the real state.',
 ];
 
 export class DebugSession {
@@ -240,7 +241,7 @@ export class DebugSession {
       this.text = prefix + this.realFrameText(prevReal, prevMatched);
       this.stop = this.realAsModel();
       if (this.stop.exit !== undefined) this.ended = 'exit';
-      out.push(...this.showStop(false));
+      out.push(...this.showStop(false, true));
       return out;
     }
     if (prediction.exit !== undefined) {
@@ -323,8 +324,12 @@ export class DebugSession {
     return (this.tree as StateTree).nodes[this.realNode].line;
   }
 
-  /** The stop line(s): the model's state, then with --verify its mark and the real state if different. */
-  private showStop(first: boolean): string[] {
+  /**
+   * The stop line(s): the model's state, then with --verify its mark and the real state if
+   * different. A stop taken from the real run (the model's output did not parse) is marked as
+   * such, never [=]: it is not the model's.
+   */
+  private showStop(first: boolean, fromReal = false): string[] {
     const stop = this.stop;
     if (stop.frame) {
       const isCall = stop.frame.event === 'call' || stop.frame.event === 'inv_call';
@@ -337,7 +342,7 @@ export class DebugSession {
     else {
       const real = this.realStop();
       const diff = compareStops(stop, real);
-      out.push(`${head}   ${mark(diff)}`);
+      out.push(`${head}   ${fromReal ? REAL_STOP_MARK : mark(diff)}`);
       if (diff.length > 0) out.push(`  real: ${real.exit !== undefined ? '' : '> '}${describeReal(real)}`);
     }
     if (!first && stop.frame?.event === 'inv_call' && stop.frame.locals) {

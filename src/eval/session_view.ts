@@ -101,6 +101,9 @@ export function describeReal(stop: RealStop): string {
   return describeFrame(n.event, n.src, { line: n.line, func: stop.func }, { locals: n.locals, value: n.value });
 }
 
+/** The mark of a stop taken from the real run because the model's output did not parse. */
+export const REAL_STOP_MARK = '[real: not the model\'s]';
+
 /** `[=]` or `[≠ src, locals]`. */
 export function mark(diff: Component[]): string {
   return diff.length === 0 ? '[=]' : `[≠ ${diff.join(', ')}]`;

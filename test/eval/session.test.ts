@@ -284,7 +284,7 @@ describe('DebugSession with a wrong model', () => {
       '*** The model\'s output does not parse: continuation: continuation must start with <|frame_sep|> (plain text would run on from the prefix) at offset 0',
       '    raw: "n = {{oops"',
       '    continuing from the real state',
-      "> line 2 in count: n = 0    {'s': 'berry', 't': 'r'}   [=]",
+      "> line 2 in count: n = 0    {'s': 'berry', 't': 'r'}   [real: not the model's]",
       '(ndbg) s',
     ]);
     expect(out[12]).toBe("> line 3 in count: for c in s:    {'s': 'berry', 't': 'r', 'n': 0}   [=]");
@@ -407,11 +407,11 @@ describe('DebugSession with a (tiny, random) model', () => {
       expect.stringMatching(/^UNREADABLE/),
       'RAW',
       '    continuing from the real state',
-      '> line 8 in main: return count("berry", "r")    {}   [=]',
+      '> line 8 in main: return count("berry", "r")    {}   [real: not the model\'s]',
       expect.stringMatching(/^UNREADABLE/),
       'RAW',
       '    continuing from the real state',
-      "> line 1 in count [call]: def count(s, t):    {'s': 'berry', 't': 'r'}   [=]",
+      "> line 1 in count [call]: def count(s, t):    {'s': 'berry', 't': 'r'}   [real: not the model's]",
     ]);
     for (const line of a.filter((l) => l.startsWith('    raw: '))) expect(JSON.parse(line.slice(9)).length).toBeGreaterThan(0);
     // The model was asked to continue its document, which went on from the real frame.
