@@ -169,6 +169,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const rows: Record<string, unknown>[] = [];
   const skipped: string[] = [];
   const runs: Record<string, ResolvedRun> = {};
+  const batchOf = (s: string) => runs[s].config.train.micro_batch_size;
   try {
     for (const s of shapes) {
       const shape = SHAPES[s];
@@ -193,7 +194,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       for (const peer of peers(args)) {
         if (torchDone.has(peer.name)) continue;
         process.stderr.write(`${peer.name} ${s}...\n`);
-        const r = torchRun(peer, runs[s].model, runs[s].config.train.micro_batch_size, steps, warmup);
+        const r = torchRun(peer, runs[s].model, batchOf(s), steps, warmup);
         if (typeof r === 'string') {
           skipped.push(`${peer.name}: ${r}`);
           torchDone.add(peer.name);
@@ -220,7 +221,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     }
     for (const e of samples.values()) {
       const m = runs[e.shape].model;
-      const batch = runs[e.shape].config.train.micro_batch_size;
+      const batch = batchOf(e.shape);
       const tokens = batch * m.max_seq_len;
       const stepS = median(e.stepS);
       const gflops = (modelStats(m).trainFlopsPerToken * tokens) / stepS / 1e9;
@@ -247,5 +248,5 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       ratios[key] = { ...(ratios[key] ?? {}), [String(r.shape)]: +((r.tokens_per_s as number) / (p.tokens_per_s as number)).toFixed(3) };
     }
   }
-  return { batch: Object.fromEntries(shapes.map((s) => [s, runs[s].config.train.micro_batch_size])), steps, warmup, rounds, cpu_peak_gflops: +peak.gflops.toFixed(1), cpu_peak_basis: peak.basis, load_average: os.loadavg().map((x) => +x.toFixed(2)), results: rows, ratios, skipped };
+  return { batch: Object.fromEntries(shapes.map((s) => [s, batchOf(s)])), steps, warmup, rounds, cpu_peak_gflops: +peak.gflops.toFixed(1), cpu_peak_basis: peak.basis, load_average: os.loadavg().map((x) => +x.toFixed(2)), results: rows, ratios, skipped };
 }

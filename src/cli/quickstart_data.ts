@@ -66,8 +66,9 @@ async function makePrograms(o: QuickstartOptions, dir: string): Promise<Record<'
   return split.records;
 }
 
-/** Held-out documents per eval program for the SRC-token measure (one forward, one inverse). */
+/** Held-out documents per eval program for the SRC-token measure: one forward, one inverse. */
 const TEST_DOCS_PER_PROGRAM = 2;
+const TEST_FORWARD_SHARE = 1;
 
 /**
  * Training documents are forward:inverse 2:1 (the sampler's default is the paper's 1:1): the
@@ -132,7 +133,7 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
   const docs = makeDocuments(o, trainTraces, ndlFile, tokenizer, seqLen, TRAIN_FORWARD_SHARE);
   const sampled = docs.documents + docs.tooLong;
   const testDocuments = path.join(dir, 'ndl', 'test.jsonl');
-  const testDocs = makeDocuments({ ...o, docsPerProgram: TEST_DOCS_PER_PROGRAM }, testTraces, testDocuments, tokenizer, seqLen, 1);
+  const testDocs = makeDocuments({ ...o, docsPerProgram: TEST_DOCS_PER_PROGRAM }, testTraces, testDocuments, tokenizer, seqLen, TEST_FORWARD_SHARE);
   done(
     `${ndlFile}: ${docs.documents} documents; ${pct(docs.documents, sampled)} fit the context (${docs.tooLong} left out: program + first frame > ${seqLen + 1} tokens); ${testDocuments}: ${testDocs.documents} of the held-out programs`,
     t,

@@ -14,11 +14,8 @@ import { UserError } from '../util/errors';
 import { replaceFileAtomic } from '../util/fsync';
 import { Progress } from '../util/progress';
 import type { TextCompleter } from './completer';
-import { ModelCompleter } from './model_completer';
+import { DEFAULT_MAX_NEW_TOKENS, ModelCompleter } from './model_completer';
 import { OracleCompleter } from './oracle_completer';
-
-/** The longest frame a model completer writes unless told otherwise, in tokens (eval commands and the quickstart). */
-export const DEFAULT_MAX_NEW_TOKENS = 96;
 
 export interface CompleterSpec {
   checkpoint?: string;

@@ -22,6 +22,9 @@ export interface ModelCompleterOptions {
   constrainSrc?: boolean;
 }
 
+/** The longest frame a model completer writes unless told otherwise, in tokens (eval commands and the quickstart). */
+export const DEFAULT_MAX_NEW_TOKENS = 96;
+
 /** The completer's name in result tables: free SRC decoding is told apart from the default. */
 export const FREE_SRC_NAME = 'model_free_src';
 
@@ -34,7 +37,7 @@ export class ModelCompleter implements TextCompleter {
   constructor(
     readonly model: LlamaModel,
     readonly tokenizer: Tokenizer,
-    private readonly options: ModelCompleterOptions = { maxNewTokens: 96 },
+    private readonly options: ModelCompleterOptions = { maxNewTokens: DEFAULT_MAX_NEW_TOKENS },
   ) {
     this.stops = [
       STRUCTURE_TOKENS.actionSep,

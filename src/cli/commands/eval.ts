@@ -7,7 +7,8 @@ import { copyProbeOf, DEFAULT_COPY_PROBE, formatCopyProbe, modelLogProbs } from 
 import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy } from '../../eval/src_tokens';
 import { runCruxEval } from '../../eval/cruxeval_run';
 import { DEFAULT_HORIZON, runHorizon } from '../../eval/horizon';
-import { DEFAULT_MAX_NEW_TOKENS, loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson } from '../../eval/load';
+import { loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson } from '../../eval/load';
+import { DEFAULT_MAX_NEW_TOKENS } from '../../eval/model_completer';
 import { tracePrograms } from '../../trace';
 import { evaluateNextState, formatTables, nextStateReport } from '../../eval/next_state';
 import { ALL_ACTIONS, makeTasks } from '../../eval/tasks';
