@@ -8,6 +8,7 @@ import type { ComponentRates } from '../src/eval/score';
 import { writeReport, type ReportSection } from '../src/train/report';
 import { escapeHtml, lineChart, type Series } from '../src/train/svg';
 import { packageRoot } from '../src/util/paths';
+import { BenchUsageError } from './usage';
 
 /**
  * The learning curve of the quickstart recipe on this machine: one data set (quickstart stages
@@ -15,16 +16,28 @@ import { packageRoot } from '../src/util/paths';
  * its own budget, not a checkpoint of a longer run — each evaluated on the same held-out tasks
  * beside the naive baseline. Writes full-frame / SRC / EVT per action as a table and an
  * accuracy-vs-tokens plot into the longest run's report.html and bench/results/learning.json.
- * Usage: npm run bench -- learning [--minutes=10,30,120] [--out=DIR] [--backend=B] [--set=K=V ...]
+ * Usage: npm run bench -- learning [--minutes=10,30,120] [--programs=N] [--docs-per-program=N]
+ *          [--out=DIR] [--backend=B] [--set=K=V ...]
+ * A run much longer than the quickstart's reads its data many times over (docs/eval.md,
+ * "Session 8"), hence --programs.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opt = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const minutes = (opt('minutes') ?? '10,30,120').split(',').map(Number);
-  if (minutes.some((m) => !(m > 0))) throw new Error(`--minutes=${opt('minutes')}: expected positive numbers, e.g. 10,30,120`);
+  if (minutes.some((m) => !(m > 0))) throw new BenchUsageError(`--minutes=${opt('minutes')}: expected positive numbers, e.g. 10,30,120`);
+  const count = (name: string, fallback: number): number => {
+    const raw = opt(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n <= 0) throw new BenchUsageError(`--${name}=${raw}: expected a positive integer`);
+    return n;
+  };
   const o: QuickstartOptions = {
     ...QUICKSTART_DEFAULTS,
     out: opt('out') ?? path.join(packageRoot(), 'runs', 'bench-learning'),
     backend: opt('backend') ?? 'auto',
+    programs: count('programs', QUICKSTART_DEFAULTS.programs),
+    docsPerProgram: count('docs-per-program', QUICKSTART_DEFAULTS.docsPerProgram),
     force: true,
     set: args.filter((a) => a.startsWith('--set=')).map((a) => a.slice(6)),
   };

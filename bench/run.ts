@@ -1,5 +1,6 @@
 import { benchmarks } from './registry';
 import { writeBenchResult } from './results';
+import { BenchUsageError } from './usage';
 
 /** `npm run bench [-- NAME ...]`: runs the named benchmarks (default: all but `learning`) one after another. */
 async function runBenchmarks(argv: string[]): Promise<void> {
@@ -21,6 +22,10 @@ async function runBenchmarks(argv: string[]): Promise<void> {
 }
 
 runBenchmarks(process.argv.slice(2)).catch((e) => {
+  if (e instanceof BenchUsageError) {
+    process.stderr.write(`bench: ${e.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`${(e as Error).stack}\n`);
   process.exit(1);
 });
