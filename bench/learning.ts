@@ -8,7 +8,7 @@ import type { ComponentRates } from '../src/eval/score';
 import { writeReport, type ReportSection } from '../src/train/report';
 import { escapeHtml, lineChart, type Series } from '../src/train/svg';
 import { packageRoot } from '../src/util/paths';
-import { BenchUsageError } from './usage';
+import { BenchUsageError, flagValue, intFlag } from './flags';
 
 /**
  * The learning curve of the quickstart recipe on this machine: one data set (quickstart stages
@@ -22,22 +22,15 @@ import { BenchUsageError } from './usage';
  * "Session 8"), hence --programs.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
-  const opt = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const opt = (name: string) => flagValue(args, name);
   const minutes = (opt('minutes') ?? '10,30,120').split(',').map(Number);
   if (minutes.some((m) => !(m > 0))) throw new BenchUsageError(`--minutes=${opt('minutes')}: expected positive numbers, e.g. 10,30,120`);
-  const count = (name: string, fallback: number): number => {
-    const raw = opt(name);
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n <= 0) throw new BenchUsageError(`--${name}=${raw}: expected a positive integer`);
-    return n;
-  };
   const o: QuickstartOptions = {
     ...QUICKSTART_DEFAULTS,
     out: opt('out') ?? path.join(packageRoot(), 'runs', 'bench-learning'),
     backend: opt('backend') ?? 'auto',
-    programs: count('programs', QUICKSTART_DEFAULTS.programs),
-    docsPerProgram: count('docs-per-program', QUICKSTART_DEFAULTS.docsPerProgram),
+    programs: intFlag(args, 'programs', QUICKSTART_DEFAULTS.programs),
+    docsPerProgram: intFlag(args, 'docs-per-program', QUICKSTART_DEFAULTS.docsPerProgram),
     force: true,
     set: args.filter((a) => a.startsWith('--set=')).map((a) => a.slice(6)),
   };

@@ -4,6 +4,7 @@ import * as os from 'os';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs-core';
 import { benchCorpus } from './corpus';
+import { flagValue, intFlag } from './flags';
 import type { TokenBatch } from '../src/data/batch';
 import { BackendChoice, initBackend, tfVersion } from '../src/model/backend';
 import { loadModelConfig, modelStats } from '../src/model/config';
@@ -46,11 +47,6 @@ export const SHAPES: Record<string, { config: string; tokenizer: string }> = {
   small: { config: 'configs/small.json', tokenizer: 'tokenizer/ndbg-8k.model' },
 };
 
-function flag(args: string[], name: string): string | undefined {
-  const a = args.find((x) => x.startsWith(`--${name}=`));
-  return a?.slice(name.length + 3);
-}
-
 
 /** Nominal fp32 peak of this CPU (documented assumption above), in GFLOP/s. */
 export function cpuPeakGflops(): { gflops: number; basis: string } {
@@ -69,13 +65,13 @@ interface Peer {
 }
 
 function peers(args: string[]): Peer[] {
-  const which = (flag(args, 'torch') ?? 'venv,debian').split(',');
+  const which = (flagValue(args, 'torch') ?? 'venv,debian').split(',');
   const out: Peer[] = [];
   const venv = assetPath('.venv/bin/python');
   if (which.includes('venv')) out.push({ name: 'pytorch (.venv pip)', python: venv, threads: 2 });
   if (which.includes('debian')) out.push({ name: 'pytorch (debian python3-torch)', python: '/usr/bin/python3', threads: 1 });
-  const extra = flag(args, 'torch-python');
-  if (extra) out.push({ name: `pytorch (${extra})`, python: extra, threads: Number(flag(args, 'torch-threads') ?? 2) });
+  const extra = flagValue(args, 'torch-python');
+  if (extra) out.push({ name: `pytorch (${extra})`, python: extra, threads: intFlag(args, 'torch-threads', 2) });
   return out;
 }
 
@@ -158,11 +154,11 @@ function matmulGflops(): number {
 }
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
-  const backends = (flag(args, 'backends') ?? 'tensorflow,wasm').split(',');
-  const shapes = (flag(args, 'shapes') ?? 'quickstart,tiny,small').split(',');
-  const steps = Number(flag(args, 'steps') ?? 6);
-  const warmup = Number(flag(args, 'warmup') ?? 2);
-  const rounds = Number(flag(args, 'rounds') ?? 1);
+  const backends = (flagValue(args, 'backends') ?? 'tensorflow,wasm').split(',');
+  const shapes = (flagValue(args, 'shapes') ?? 'quickstart,tiny,small').split(',');
+  const steps = intFlag(args, 'steps', 6);
+  const warmup = intFlag(args, 'warmup', 2, 0);
+  const rounds = intFlag(args, 'rounds', 1);
   for (const s of shapes) if (!SHAPES[s]) throw new Error(`unknown shape ${s}; known: ${Object.keys(SHAPES).join(', ')}`);
   const peak = cpuPeakGflops();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-model-'));

@@ -4,6 +4,7 @@ import { codeFacts } from '../src/programs/normalize';
 import { generateCorpus } from '../src/programs/pipeline';
 import { rawTracer, sandboxTracer } from '../src/trace/tracers';
 import type { ClosableTracer } from '../src/programs/types';
+import { intFlag } from './flags';
 
 /**
  * `npm run bench -- programs [--n=200] [--workers=2]`: throughput of the program stage, side
@@ -11,9 +12,8 @@ import type { ClosableTracer } from '../src/programs/types';
  * (two traced runs per record) with the raw tracer and with the sandbox.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
-  const opt = (name: string, def: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? def);
-  const n = opt('n', 200);
-  const workers = opt('workers', 2);
+  const n = intFlag(args, 'n', 200);
+  const workers = intFlag(args, 'workers', 2);
   const config = defaultProgramsConfig();
 
   let t = Date.now();

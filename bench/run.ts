@@ -1,6 +1,6 @@
 import { benchmarks } from './registry';
 import { writeBenchResult } from './results';
-import { BenchUsageError } from './usage';
+import { BenchUsageError } from './flags';
 
 /** `npm run bench [-- NAME ...]`: runs the named benchmarks (default: all but `learning`) one after another. */
 async function runBenchmarks(argv: string[]): Promise<void> {

@@ -3,6 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { benchCorpus } from './corpus';
+import { flagValue, intFlag } from './flags';
 import { readManifest } from '../src/data/manifest';
 import { exportHfCommand } from '../src/cli/commands/export-hf';
 import { trainFromConfig } from '../src/train/run';
@@ -39,13 +40,13 @@ function peerPython(): string {
 }
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
-  const opt = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  const steps = Number(opt('steps') ?? 20);
+  const opt = (name: string) => flagValue(args, name);
+  const steps = intFlag(args, 'steps', 20);
   const configFile = opt('config') ?? assetPath('configs/quickstart.json');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-scale-'));
   try {
     const config = JSON.parse(fs.readFileSync(configFile, 'utf8')) as { model: { max_seq_len: number } };
-    const seqLen = Number(opt('seq-len') ?? config.model.max_seq_len);
+    const seqLen = intFlag(args, 'seq-len', config.model.max_seq_len);
     const dataDir = path.join(tmp, 'data');
     await benchCorpus(dataDir, assetPath('tokenizer/ndbg-2k.model'), seqLen);
     const overrides = [

@@ -3,6 +3,7 @@ import * as os from 'os';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs-core';
 import { benchCorpus } from './corpus';
+import { flagValue, intFlag } from './flags';
 import { productTraining, SHAPES } from './model';
 import { BackendChoice, initBackend } from '../src/model/backend';
 import { loadModelConfig } from '../src/model/config';
@@ -18,9 +19,6 @@ import { median } from '../src/util/stats';
  * step time minus the op time. Reports ops per step and time by op name (and output shape with --by-shape), largest first.
  */
 
-function flag(args: string[], name: string, fallback: string): string {
-  return args.find((x) => x.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
-}
 
 interface OpStat {
   count: number;
@@ -66,12 +64,12 @@ function instrument(stats: Map<string, OpStat>, byShape: boolean): () => void {
 }
 
 export async function run(args: string[]): Promise<Record<string, unknown>> {
-  const shapeName = flag(args, 'shape', 'quickstart');
+  const shapeName = flagValue(args, 'shape') ?? 'quickstart';
   const shape = SHAPES[shapeName];
   if (!shape) throw new Error(`unknown shape ${shapeName}; known: ${Object.keys(SHAPES).join(', ')}`);
-  const steps = Number(flag(args, 'steps', '4'));
-  const warmup = Number(flag(args, 'warmup', '2'));
-  const info = await initBackend(flag(args, 'backend', 'tensorflow') as BackendChoice, (l) => process.stderr.write(`${l}\n`));
+  const steps = intFlag(args, 'steps', 4);
+  const warmup = intFlag(args, 'warmup', 2, 0);
+  const info = await initBackend((flagValue(args, 'backend') ?? 'tensorflow') as BackendChoice, (l) => process.stderr.write(`${l}\n`));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-profile-'));
   try {
     const seqLen = loadModelConfig(assetPath(shape.config)).max_seq_len;

@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { benchCorpus } from './corpus';
+import { flagValue, intFlag } from './flags';
 import { readManifest } from '../src/data/manifest';
 import { initBackend, BackendChoice } from '../src/model/backend';
 import { LlamaModel } from '../src/model/model';
@@ -26,8 +27,8 @@ import { median } from '../src/util/stats';
  * Usage: npm run bench -- train [--steps=N] [--config=FILE] [--backend=B]
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
-  const opt = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  const steps = Number(opt('steps') ?? 20);
+  const opt = (name: string) => flagValue(args, name);
+  const steps = intFlag(args, 'steps', 20);
   const configFile = opt('config') ?? pickConfig();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-train-'));
   try {
@@ -36,7 +37,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     // model's vocab_size follows the tokenizer (override reported in the result).
     const spm = assetPath('tokenizer/ndbg-8k.model');
     const tokenizer = opt('tokenizer') ?? (fs.existsSync(spm) ? spm : 'byte');
-    await benchCorpus(dataDir, tokenizer, Number(opt('seq-len') ?? 128));
+    await benchCorpus(dataDir, tokenizer, intFlag(args, 'seq-len', 128));
     const overrides = [
       `data.datasets=${JSON.stringify([dataDir])}`,
       `train.steps=${steps}`,
