@@ -63,6 +63,13 @@ export const GeneratorConfigSchema = z
      * 15%) from its own random stream; `f` names every entry `f`, as CruxEval does.
      */
     entryNames: z.enum(['varied', 'f']).default('varied'),
+    /**
+     * Share of programs whose string literals — in the code and in the entry call's inputs — are
+     * written with double quotes, as black formats Python (a literal that holds a double quote
+     * keeps its single quotes). 0 writes every literal the way repr() does; about a fifth of
+     * CruxEval's programs use double quotes (docs/programs.md).
+     */
+    doubleQuotes: prob(0),
     mix: StatementMixSchema,
   })
   .strict()

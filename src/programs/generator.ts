@@ -3,7 +3,7 @@ import { genStmt, type Planned } from './body';
 import { generateClass } from './classes';
 import type { GeneratorConfig } from './config';
 import { constant, gen } from './exprs';
-import { expr, histogram, PREC, printProgram, type ClassDef, type Construct, type FuncDef, type Stmt, type Ty } from './ir';
+import { expr, histogram, PREC, printProgram, withDoubleQuotes, type ClassDef, type Construct, type FuncDef, type Stmt, type Ty } from './ir';
 import { recursiveHelper } from './recursion';
 import { FnState, Scope } from './scope';
 import { entryName, ERROR_CLASS_NAMES, helperName, NAMES, randomLiteral } from './values';
@@ -119,7 +119,9 @@ export function generateProgram(seed: number, index: number, cfg: GeneratorConfi
     if (!inputs.includes(text)) inputs.push(text);
   }
   const plannedErrors = raises && !caught ? [`${excName}: ${message}`] : [];
-  return { id: `gen-${seed}-${index}`, code, entry, inputs, histogram: histogram(ir), plannedDepth: depth, plannedErrors };
+  // Its own stream too: the quoting changes no other choice, and 0 keeps programs as they were.
+  const quote = Rng.from(seed, 'program-quotes', index).bool(cfg.doubleQuotes) ? withDoubleQuotes : (text: string) => text;
+  return { id: `gen-${seed}-${index}`, code: quote(code), entry, inputs: inputs.map(quote), histogram: histogram(ir), plannedDepth: depth, plannedErrors };
 }
 
 function pickParams(rng: Rng, cfg: GeneratorConfig): Ty[] {

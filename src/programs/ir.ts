@@ -188,6 +188,30 @@ export function pyStr(s: string): string {
   return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
+/**
+ * The same Python with every single-quoted string literal (f-strings too) written in double
+ * quotes, unless its text holds a double quote. Only for the generator's own output, which has no
+ * comments, no triple quotes and no escaped quotes inside single-quoted literals (pyStr).
+ */
+export function withDoubleQuotes(code: string): string {
+  let out = '';
+  let i = 0;
+  while (i < code.length) {
+    const quote = code[i];
+    if (quote !== "'" && quote !== '"') {
+      out += quote;
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < code.length && code[end] !== quote) end += code[end] === '\\' ? 2 : 1;
+    const text = code.slice(i + 1, end);
+    out += quote === "'" && !text.includes('"') ? `"${text}"` : code.slice(i, end + 1);
+    i = end + 1;
+  }
+  return out;
+}
+
 /** Exact construct counts of a program. */
 export function histogram(p: ProgramIR): Partial<Record<Construct, number>> {
   const h: Partial<Record<Construct, number>> = {};

@@ -1,5 +1,6 @@
 import { defaultProgramsConfig, GeneratorConfigSchema } from '../../src/programs/config';
 import { generateProgram } from '../../src/programs/generator';
+import { withDoubleQuotes } from '../../src/programs/ir';
 import { codeFacts } from '../../src/programs/normalize';
 
 const cfg = defaultProgramsConfig().generator;
@@ -70,6 +71,30 @@ describe('generateProgram', () => {
       expect(f.code).toMatch(/^def f\(/m);
       expect(generateProgram(11, i, fOnly)).toEqual(f);
     }
+  });
+
+  test('doubleQuotes writes a share of programs in double quotes and changes nothing else', async () => {
+    const all = GeneratorConfigSchema.parse({ doubleQuotes: 1 });
+    const plain = Array.from({ length: 200 }, (_, i) => generateProgram(11, i, cfg));
+    const double = Array.from({ length: 200 }, (_, i) => generateProgram(11, i, all));
+    expect(Array.from({ length: 20 }, (_, i) => generateProgram(11, i, GeneratorConfigSchema.parse({ doubleQuotes: 0 })))).toEqual(plain.slice(0, 20));
+    expect(double.filter((d, i) => d.code !== plain[i].code).length).toBeGreaterThan(100);
+    double.forEach((d, i) => {
+      expect({ ...d, code: '', inputs: [] }).toEqual({ ...plain[i], code: '', inputs: [] });
+      // The generator's alphabets hold no quotes, so no single quote may be left.
+      if (!plain[i].code.includes('"')) expect(d.code).not.toContain("'");
+    });
+    // Python reads the same program and the same inputs: constants are part of the AST hash.
+    const asts = async (ps: typeof plain) => (await codeFacts(ps.flatMap((p) => [p.code, ...p.inputs.map((x) => `(${x},)`)]))).map((f) => f.ast);
+    expect(await asts(double)).toEqual(await asts(plain));
+    const some = Array.from({ length: 400 }, (_, i) => generateProgram(11, i, GeneratorConfigSchema.parse({ doubleQuotes: 0.3 })));
+    const share = some.filter((p, i) => p.code !== generateProgram(11, i, cfg).code).length / some.filter((p) => /['"]/.test(p.code)).length;
+    expect(share).toBeGreaterThan(0.2);
+    expect(share).toBeLessThan(0.4);
+  });
+
+  test('withDoubleQuotes keeps literals that hold a double quote, and f-strings stay f-strings', () => {
+    expect(withDoubleQuotes(`x = 'ab' + f'{a}:{b}' + 'say "hi"' + "it's" + '\\\\'`)).toBe(`x = "ab" + f"{a}:{b}" + 'say "hi"' + "it's" + "\\\\"`);
   });
 
   test('knobs: call depth weights, nesting and the construct mix are honoured', () => {
