@@ -49,6 +49,7 @@ export function generateProgram(seed: number, index: number, cfg: GeneratorConfi
   // Its own stream, so `entryNames: f` programs stay exactly what they were before names varied.
   const entry = cfg.entryNames === 'f' ? 'f' : entryName(Rng.from(seed, 'program-entry', index), taken);
   taken.add(entry);
+  const names = Rng.from(seed, 'program-names', index);
   let depth = 1 + rng.weighted(cfg.callDepthWeights);
   const raises = rng.bool(cfg.raisingHelper);
   if (raises && depth < 2) depth = 2;
@@ -102,7 +103,7 @@ export function generateProgram(seed: number, index: number, cfg: GeneratorConfi
       });
     }
     if (isEntry && cls) planned.push(cls.use);
-    const def = genFunction(rng, cfg, taken, name, paramTys, retTy, planned);
+    const def = genFunction(rng, names, cfg, taken, name, paramTys, retTy, planned);
     if (!isEntry) def.tags.push('helper');
     defs.push(def);
     callee = { name, params: paramTys, ret: retTy };
@@ -129,8 +130,8 @@ function pickParams(rng: Rng, cfg: GeneratorConfig): Ty[] {
   return Array.from({ length: Math.max(1, n) }, () => PARAM_TYPES[rng.weighted(PARAM_WEIGHTS)]);
 }
 
-function genFunction(rng: Rng, cfg: GeneratorConfig, taken: Set<string>, name: string, paramTys: Ty[], retTy: Ty, planned: Planned[]): FuncDef {
-  const fn = new FnState(rng, cfg, taken, retTy);
+function genFunction(rng: Rng, names: Rng, cfg: GeneratorConfig, taken: Set<string>, name: string, paramTys: Ty[], retTy: Ty, planned: Planned[]): FuncDef {
+  const fn = new FnState(rng, cfg, taken, retTy, false, names);
   const scope = new Scope(fn);
   const params = paramTys.map((ty) => fn.fresh(NAMES[ty]));
   const body: Stmt[] = [];

@@ -1,6 +1,7 @@
 import { Rng } from '../util/rng';
 import type { GeneratorConfig } from './config';
 import type { Ty } from './ir';
+import { wideName } from './values';
 
 /**
  * Lexical bookkeeping for one function being generated: which names exist with which type,
@@ -97,12 +98,15 @@ export class FnState {
     readonly ret: Ty,
     /** Treat the whole body as if inside a loop (method bodies: called repeatedly). */
     readonly repeated = false,
+    /** The stream of `cfg.wideNames` (absent: names come from the pools only). */
+    private readonly names?: Rng,
   ) {
     this.used = new Set(globalNames);
   }
 
   fresh(pool: string[]): string {
     const free = pool.filter((n) => !this.used.has(n));
+    // One draw of the main stream either way, so a wide name changes no other choice.
     let name: string;
     if (free.length) name = this.rng.choice(free);
     else {
@@ -110,6 +114,10 @@ export class FnState {
       let i = 2;
       while (this.used.has(`${base}${i}`)) i++;
       name = `${base}${i}`;
+    }
+    if (this.names?.bool(this.cfg.wideNames)) {
+      do name = wideName(this.names);
+      while (this.used.has(name));
     }
     this.used.add(name);
     return name;

@@ -58,6 +58,28 @@ export function helperName(rng: Rng, taken: Set<string>): string {
 }
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+/** Keywords, and builtins short enough to be drawn that the generator's own list lacks. */
+const RESERVED = new Set([
+  'and', 'as', 'assert', 'async', 'await', 'break', 'case', 'class', 'continue', 'def', 'del', 'elif', 'else', 'except', 'finally', 'for', 'from', 'global', 'if', 'import', 'in', 'is', 'lambda', 'match', 'nonlocal', 'not', 'or', 'pass', 'raise', 'return', 'try', 'type', 'while', 'with', 'yield',
+  'ascii', 'bin', 'bytes', 'eval', 'exec', 'float', 'help', 'hex', 'oct', 'repr', 'slice', 'super',
+]);
+
+/**
+ * A variable name outside the per-type lists: a single letter (`s`, `t`), or two to six letters
+ * with at times an underscore part or a digit (`qed`, `vo_k`, `mrt2`). Never a keyword or a builtin.
+ */
+export function wideName(rng: Rng): string {
+  for (;;) {
+    let name = rng.bool(0.4) ? rng.choice([...LETTERS]) : letters(rng, rng.range(2, 6));
+    if (name.length > 1 && rng.bool(0.2)) name += `_${letters(rng, rng.range(1, 3))}`;
+    else if (rng.bool(0.1)) name += String(rng.range(0, 9));
+    if (!RESERVED.has(name)) return name;
+  }
+}
+
+function letters(rng: Rng, n: number): string {
+  return Array.from({ length: n }, () => rng.choice([...LETTERS])).join('');
+}
 const WORDS = ['apple', 'cat', 'dog', 'sun', 'tree', 'blue', 'red', 'go', 'hello', 'world', 'data', 'code', 'x', 'py', 'abc', 'moon', 'star', 'key', 'open', 'zip', 'a', 'an', 'the', 'box', 'bird'];
 export const CHAR_CONSTS = ['a', 'e', 'o', 'x', 'z', ' ', '-', '_', '.', ',', '1', '0', '#', '*'];
 export const STR_CONSTS = ['', 'a', 'ab', 'x', '-', ' ', '#', 'ok', 'abc', 'end', 'ing', 'the', ':', ', ', '!', 'zz'];

@@ -2,6 +2,9 @@ import { defaultProgramsConfig, GeneratorConfigSchema } from '../../src/programs
 import { generateProgram } from '../../src/programs/generator';
 import { withDoubleQuotes } from '../../src/programs/ir';
 import { codeFacts } from '../../src/programs/normalize';
+import { NAMES, wideName } from '../../src/programs/values';
+import { rawTracer } from '../../src/trace/tracers';
+import { Rng } from '../../src/util/rng';
 
 const cfg = defaultProgramsConfig().generator;
 
@@ -91,6 +94,44 @@ describe('generateProgram', () => {
     const share = some.filter((p, i) => p.code !== generateProgram(11, i, cfg).code).length / some.filter((p) => /['"]/.test(p.code)).length;
     expect(share).toBeGreaterThan(0.2);
     expect(share).toBeLessThan(0.4);
+  });
+
+  test('wideNames draws a share of variable names outside the pools and changes nothing but names', async () => {
+    const plain = Array.from({ length: 200 }, (_, i) => generateProgram(11, i, cfg));
+    expect(Array.from({ length: 20 }, (_, i) => generateProgram(11, i, GeneratorConfigSchema.parse({ wideNames: 0 })))).toEqual(plain.slice(0, 20));
+    const wide = Array.from({ length: 200 }, (_, i) => generateProgram(11, i, GeneratorConfigSchema.parse({ wideNames: 1 })));
+    // A few programs take another path where the generator tests a name against an
+    // expression's text (`\bt\b` also matches inside a literal) or the names in scope;
+    // the rest differ in names only.
+    const same = wide.map((w, i) => JSON.stringify({ ...w, code: '' }) === JSON.stringify({ ...plain[i], code: '' }));
+    expect(same.filter(Boolean).length).toBeGreaterThan(190);
+    // Python runs them the same way: the same lines, the same results, under other names.
+    const runs = async (ps: typeof plain) => {
+      const records = ps.slice(0, 40).map((p) => ({ id: p.id, code: p.code, entry: p.entry, input: p.inputs[0] }));
+      return (await rawTracer().trace(records)).map((r) => ({ status: r.status, steps: r.events.map((e) => `${e.event}:${e.line}:${e.event === 'return' ? e.value : ''}`) }));
+    };
+    const [wideRuns, plainRuns] = [await runs(wide), await runs(plain)];
+    const ran = plainRuns.filter((r) => r.steps.length > 3).length;
+    expect(ran).toBeGreaterThan(30);
+    expect(wideRuns.filter((r, i) => same[i] && r.steps.length > 3 && JSON.stringify(r) === JSON.stringify(plainRuns[i])).length).toBeGreaterThanOrEqual(ran * 0.9);
+    const pooled = new Set(Object.values(NAMES).flat());
+    const params = (ps: typeof plain) => ps.flatMap((p) => (new RegExp(`^def ${p.entry}\\((.*)\\):`, 'm').exec(p.code) as RegExpExecArray)[1].split(', '));
+    expect(params(plain).every((n) => pooled.has(n))).toBe(true);
+    const wideParams = params(wide);
+    expect(wideParams.filter((n) => pooled.has(n)).length).toBeLessThan(wideParams.length * 0.1);
+    expect(wideParams.some((n) => n.length === 1)).toBe(true);
+    expect(new Set(wideParams).size).toBeGreaterThan(wideParams.length / 2);
+    const some = Array.from({ length: 200 }, (_, i) => generateProgram(11, i, GeneratorConfigSchema.parse({ wideNames: 0.3 })));
+    const share = params(some).filter((n, i) => n !== params(plain)[i]).length / params(plain).length;
+    expect(share).toBeGreaterThan(0.2);
+    expect(share).toBeLessThan(0.4);
+  });
+
+  test('wideName never draws a keyword or a builtin the generator does not reserve itself', () => {
+    const rng = Rng.from(5, 'names');
+    const drawn = Array.from({ length: 20000 }, () => wideName(rng));
+    for (const bad of ['if', 'in', 'is', 'or', 'as', 'def', 'for', 'not', 'and', 'del', 'try', 'hex', 'bin', 'oct']) expect(drawn).not.toContain(bad);
+    expect(drawn.every((n) => /^[a-z][a-z]*(_[a-z]+|[0-9])?$/.test(n))).toBe(true);
   });
 
   test('withDoubleQuotes keeps literals that hold a double quote, and f-strings stay f-strings', () => {
