@@ -73,7 +73,7 @@ export const GeneratorConfigSchema = z
     /**
      * Share of variable names (parameters, locals, loop targets) drawn outside the per-type
      * lists: a single letter or a made-up identifier, as in real code (`def count(s, t)`), so a
-     * model must copy names from the program instead of recalling a few dozen. Drawn from its
+     * model must copy names from the program instead of recalling about 130. Drawn from its
      * own stream: 0 keeps programs as they were, and any share changes the names (and, in a few
      * percent of programs, a choice that tests a name) only (docs/programs.md).
      */

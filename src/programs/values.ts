@@ -80,6 +80,7 @@ export function wideName(rng: Rng): string {
 function letters(rng: Rng, n: number): string {
   return Array.from({ length: n }, () => rng.choice([...LETTERS])).join('');
 }
+
 const WORDS = ['apple', 'cat', 'dog', 'sun', 'tree', 'blue', 'red', 'go', 'hello', 'world', 'data', 'code', 'x', 'py', 'abc', 'moon', 'star', 'key', 'open', 'zip', 'a', 'an', 'the', 'box', 'bird'];
 export const CHAR_CONSTS = ['a', 'e', 'o', 'x', 'z', ' ', '-', '_', '.', ',', '1', '0', '#', '*'];
 export const STR_CONSTS = ['', 'a', 'ab', 'x', '-', ' ', '#', 'ok', 'abc', 'end', 'ing', 'the', ':', ', ', '!', 'zz'];
