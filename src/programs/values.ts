@@ -58,6 +58,7 @@ export function helperName(rng: Rng, taken: Set<string>): string {
 }
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+const LETTER_LIST = [...LETTERS];
 /** Keywords, and builtins short enough to be drawn that the generator's own list lacks. */
 const RESERVED = new Set([
   'and', 'as', 'assert', 'async', 'await', 'break', 'case', 'class', 'continue', 'def', 'del', 'elif', 'else', 'except', 'finally', 'for', 'from', 'global', 'if', 'import', 'in', 'is', 'lambda', 'match', 'nonlocal', 'not', 'or', 'pass', 'raise', 'return', 'try', 'type', 'while', 'with', 'yield',
@@ -70,7 +71,7 @@ const RESERVED = new Set([
  */
 export function wideName(rng: Rng): string {
   for (;;) {
-    let name = rng.bool(0.4) ? rng.choice([...LETTERS]) : letters(rng, rng.range(2, 6));
+    let name = rng.bool(0.4) ? rng.choice(LETTER_LIST) : letters(rng, rng.range(2, 6));
     if (name.length > 1 && rng.bool(0.2)) name += `_${letters(rng, rng.range(1, 3))}`;
     else if (rng.bool(0.1)) name += String(rng.range(0, 9));
     if (!RESERVED.has(name)) return name;
@@ -78,7 +79,7 @@ export function wideName(rng: Rng): string {
 }
 
 function letters(rng: Rng, n: number): string {
-  return Array.from({ length: n }, () => rng.choice([...LETTERS])).join('');
+  return Array.from({ length: n }, () => rng.choice(LETTER_LIST)).join('');
 }
 
 const WORDS = ['apple', 'cat', 'dog', 'sun', 'tree', 'blue', 'red', 'go', 'hello', 'world', 'data', 'code', 'x', 'py', 'abc', 'moon', 'star', 'key', 'open', 'zip', 'a', 'an', 'the', 'box', 'bird'];
