@@ -8,6 +8,7 @@
  * maxNewTokens.
  */
 import type { LlamaModel } from '../model/model';
+import { beamSearch } from '../model/beam';
 import { generate } from '../model/generate';
 import { EXIT_KINDS, exitToken, STRUCTURE_TOKENS, DOCUMENT_TOKENS } from '../ndl/tokens';
 import type { Tokenizer } from '../tokenizer';
@@ -20,6 +21,8 @@ export interface ModelCompleterOptions {
   maxNewTokens: number;
   /** SRC fields may only spell lines of the prompt's program (src_constraint.ts); default true. */
   constrainSrc?: boolean;
+  /** Beam search with this many beams where decoding is not sampled (model/beam.ts); 1 (the default) is greedy. */
+  beams?: number;
 }
 
 /** The longest frame a model completer writes unless told otherwise, in tokens (eval commands and the quickstart). */
@@ -61,15 +64,16 @@ export class ModelCompleter implements TextCompleter {
     if (room < 1) throw new PromptTooLongError(ids.length, this.model.config.max_seq_len);
     const greedy = !(options.temperature && options.temperature > 0);
     const constraint = this.constrainsSrc ? SrcConstraint.forPrompt(this.tokenizer, prefix) : undefined;
-    const result = generate(this.model, ids, {
+    const limits = {
       maxNewTokens: Math.min(this.options.maxNewTokens, room),
       stopTokens: this.stops,
-      greedy,
-      temperature: greedy ? undefined : options.temperature,
-      topP: greedy ? undefined : options.topP,
-      seed: options.seed ?? 0,
-      allowedTokens: constraint && ((generated) => constraint.allowed(generated)),
-    });
+      allowedTokens: constraint && ((generated: readonly number[]) => constraint.allowed(generated)),
+    };
+    const beams = this.options.beams ?? 1;
+    const result =
+      greedy && beams > 1
+        ? beamSearch(this.model, Array.from(ids), { ...limits, beams })
+        : generate(this.model, Array.from(ids), { ...limits, greedy, temperature: greedy ? undefined : options.temperature, topP: greedy ? undefined : options.topP, seed: options.seed ?? 0 });
     return this.tokenizer.decode(result.ids);
   }
 }

@@ -78,6 +78,21 @@ export const GeneratorConfigSchema = z
      * percent of programs, a choice that tests a name) only (docs/programs.md).
      */
     wideNames: prob(0),
+    /**
+     * The share of wide names among the entry function's parameters (default: `wideNames`).
+     * Their values stand in the entry call, so a model can read each one's type from the
+     * literal; with listed names it learns to read the type from the name instead (`t` got
+     * `0` for `"r"`; docs/programs.md). Locals keep `wideNames`: no literal shows their type.
+     */
+    wideParams: z.number().min(0).max(1).optional(),
+    /**
+     * Share of the entry call's string inputs (strings and list-of-string items) drawn as
+     * made-up English-like words (`'berry'`, `'Glint_shoam'`) instead of the short word list
+     * and random letters, so that string values spell themselves with the tokenizer's whole
+     * range of pieces and a model must copy them. Drawn from its own stream: 0 keeps programs
+     * as they were, and any share changes the inputs only (docs/programs.md).
+     */
+    wideStrings: prob(0),
     mix: StatementMixSchema,
   })
   .strict()

@@ -103,7 +103,7 @@ export function generateProgram(seed: number, index: number, cfg: GeneratorConfi
       });
     }
     if (isEntry && cls) planned.push(cls.use);
-    const def = genFunction(rng, names, cfg, taken, name, paramTys, retTy, planned);
+    const def = genFunction(rng, names, cfg, taken, name, paramTys, retTy, planned, isEntry ? (cfg.wideParams ?? cfg.wideNames) : cfg.wideNames);
     if (!isEntry) def.tags.push('helper');
     defs.push(def);
     callee = { name, params: paramTys, ret: retTy };
@@ -115,8 +115,10 @@ export function generateProgram(seed: number, index: number, cfg: GeneratorConfi
   const params = callee!.params;
   const nInputs = rng.range(cfg.inputs.min, cfg.inputs.max);
   const inputs: string[] = [];
+  // Its own stream, like the quotes below: 0 keeps the inputs as they were.
+  const strings = { wide: cfg.wideStrings > 0 ? { rng: Rng.from(seed, 'program-strings', index), share: cfg.wideStrings } : undefined };
   for (let k = 0; k < nInputs * 3 && inputs.length < nInputs; k++) {
-    const text = params.map((t) => randomLiteral(rng, t)).join(', ');
+    const text = params.map((t) => randomLiteral(rng, t, strings)).join(', ');
     if (!inputs.includes(text)) inputs.push(text);
   }
   const plannedErrors = raises && !caught ? [`${excName}: ${message}`] : [];
@@ -130,10 +132,11 @@ function pickParams(rng: Rng, cfg: GeneratorConfig): Ty[] {
   return Array.from({ length: Math.max(1, n) }, () => PARAM_TYPES[rng.weighted(PARAM_WEIGHTS)]);
 }
 
-function genFunction(rng: Rng, names: Rng, cfg: GeneratorConfig, taken: Set<string>, name: string, paramTys: Ty[], retTy: Ty, planned: Planned[]): FuncDef {
+/** `wideParams`: the share of wide names among this function's parameters. */
+function genFunction(rng: Rng, names: Rng, cfg: GeneratorConfig, taken: Set<string>, name: string, paramTys: Ty[], retTy: Ty, planned: Planned[], wideParams: number): FuncDef {
   const fn = new FnState(rng, cfg, taken, retTy, false, names);
   const scope = new Scope(fn);
-  const params = paramTys.map((ty) => fn.fresh(NAMES[ty]));
+  const params = paramTys.map((ty) => fn.fresh(NAMES[ty], wideParams));
   const body: Stmt[] = [];
   paramTys.forEach((ty, i) => {
     if (ty !== 'opt_int') return scope.add(params[i], ty);

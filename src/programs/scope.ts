@@ -104,7 +104,8 @@ export class FnState {
     this.used = new Set(globalNames);
   }
 
-  fresh(pool: string[]): string {
+  /** `share`: the chance of a wide name here (default `cfg.wideNames`); one draw of the names stream either way. */
+  fresh(pool: string[], share = this.cfg.wideNames): string {
     const free = pool.filter((n) => !this.used.has(n));
     // One draw of the main stream either way, so a wide name changes no other choice.
     let name: string;
@@ -115,7 +116,7 @@ export class FnState {
       while (this.used.has(`${base}${i}`)) i++;
       name = `${base}${i}`;
     }
-    if (this.names?.bool(this.cfg.wideNames)) {
+    if (this.names?.bool(share)) {
       do name = wideName(this.names);
       while (this.used.has(name));
     }

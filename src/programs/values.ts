@@ -108,13 +108,61 @@ export function randomStr(rng: Rng): string {
   return rng.choice(WORDS) + (rng.bool() ? String(rng.range(0, 99)) : '');
 }
 
+/*
+ * Made-up words for string inputs (`generator.wideStrings`): English-like syllables, so a word
+ * spells itself with the tokenizer's ordinary pieces (`ber` `ry`, `str` `ing`) rather than the
+ * few that the word lists and random letters use. A model trained only on those learns which
+ * pieces a string value may hold, and gives a piece outside them no chance even while it is
+ * copying (`count("berry", "r")`: `err` got p < 0.001 after `'b`; docs/programs.md).
+ */
+const ONSETS = ['', '', 'b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'y', 'z', 'bl', 'br', 'ch', 'cl', 'cr', 'dr', 'fl', 'fr', 'gl', 'gr', 'pl', 'pr', 'qu', 'sc', 'sh', 'sk', 'sl', 'sm', 'sn', 'sp', 'st', 'str', 'sw', 'th', 'tr', 'wh'];
+const NUCLEI = ['a', 'e', 'i', 'o', 'u', 'a', 'e', 'i', 'o', 'y', 'ai', 'ea', 'ee', 'oo', 'ou', 'ie', 'oa', 'ay', 'ow'];
+const CODAS = ['', '', '', '', '', '', 'b', 'ck', 'd', 'ff', 'g', 'l', 'll', 'm', 'n', 'nd', 'ng', 'nk', 'nt', 'p', 'r', 'rr', 'rd', 'rn', 'rs', 'rt', 's', 'ss', 'st', 't', 'tt', 'x', 'sh', 'th', 'ch'];
+const JOINERS = [' ', ' ', '_', '-', '', ', ', '.'];
+
+/** One made-up word of one to three syllables (`berry`, `straw`, `glint`, `oubrend`). */
+export function madeUpWord(rng: Rng): string {
+  const syllables = rng.weighted([5, 4, 1]) + 1;
+  let w = '';
+  for (let i = 0; i < syllables; i++) w += rng.choice(ONSETS) + rng.choice(NUCLEI) + rng.choice(CODAS);
+  return w;
+}
+
+/**
+ * A string input of made-up words: mostly one word, at times a few joined by a space or a
+ * separator, capitalized or upper-cased or followed by a number now and then.
+ */
+export function wideString(rng: Rng): string {
+  const words = Array.from({ length: rng.weighted([7, 2, 1]) + 1 }, () => madeUpWord(rng));
+  let s = words.join(rng.choice(JOINERS));
+  const style = rng.int(12);
+  if (style === 0) s = s[0].toUpperCase() + s.slice(1);
+  else if (style === 1) s = s.toUpperCase();
+  else if (style === 2) s += String(rng.range(0, 99));
+  return s;
+}
+
+/**
+ * Where string inputs come from. `rng` draws what it always drew, so the main stream is the
+ * same whatever `wide` says; a `wide` stream then replaces a share of the strings with made-up
+ * words (the entry call's strings and list items; the program's own constants are left as
+ * they are).
+ */
+export interface StringSource {
+  wide?: { rng: Rng; share: number };
+}
+
+function inputStr(rng: Rng, drawn: string, src: StringSource): string {
+  return src.wide?.rng.bool(src.wide.share) ? wideString(src.wide.rng) : drawn;
+}
+
 /** A random value of type `ty` printed as a Python literal. */
-export function randomLiteral(rng: Rng, ty: Ty): string {
+export function randomLiteral(rng: Rng, ty: Ty, src: StringSource = {}): string {
   switch (ty) {
     case 'int':
       return String(randomInt(rng));
     case 'str':
-      return pyStr(randomStr(rng));
+      return pyStr(inputStr(rng, randomStr(rng), src));
     case 'bool':
       return rng.bool() ? 'True' : 'False';
     case 'opt_int':
@@ -122,7 +170,7 @@ export function randomLiteral(rng: Rng, ty: Ty): string {
     case 'list_int':
       return `[${Array.from({ length: listLen(rng) }, () => String(randomInt(rng))).join(', ')}]`;
     case 'list_str':
-      return `[${Array.from({ length: listLen(rng) }, () => pyStr(rng.bool(0.6) ? rng.choice(WORDS) : randomStr(rng))).join(', ')}]`;
+      return `[${Array.from({ length: listLen(rng) }, () => pyStr(inputStr(rng, rng.bool(0.6) ? rng.choice(WORDS) : randomStr(rng), src))).join(', ')}]`;
     case 'dict': {
       const n = rng.range(0, 5);
       const keys = rng.shuffle([...DICT_KEYS]).slice(0, n);

@@ -1,8 +1,9 @@
 import { defaultProgramsConfig, GeneratorConfigSchema } from '../../src/programs/config';
-import { generateProgram } from '../../src/programs/generator';
+import { generateProgram, type GeneratedProgram } from '../../src/programs/generator';
 import { withDoubleQuotes } from '../../src/programs/ir';
 import { codeFacts } from '../../src/programs/normalize';
-import { NAMES, wideName } from '../../src/programs/values';
+import { NAMES, randomStr, wideName, wideString } from '../../src/programs/values';
+import { Tokenizer } from '../../src/tokenizer';
 import { rawTracer } from '../../src/trace/tracers';
 import { Rng } from '../../src/util/rng';
 
@@ -125,6 +126,67 @@ describe('generateProgram', () => {
     const share = params(some).filter((n, i) => n !== params(plain)[i]).length / params(plain).length;
     expect(share).toBeGreaterThan(0.2);
     expect(share).toBeLessThan(0.4);
+  });
+
+  test('wideParams sets the share of wide names among the entry function\'s parameters only', () => {
+    const plain = Array.from({ length: 200 }, (_, i) => generateProgram(17, i, GeneratorConfigSchema.parse({ wideNames: 0.1 })));
+    // Unset, the parameters follow wideNames: the same programs.
+    expect(Array.from({ length: 200 }, (_, i) => generateProgram(17, i, GeneratorConfigSchema.parse({ wideNames: 0.1, wideParams: 0.1 })))).toEqual(plain);
+    const wide = Array.from({ length: 200 }, (_, i) => generateProgram(17, i, GeneratorConfigSchema.parse({ wideParams: 1 })));
+    const pooled = new Set(Object.values(NAMES).flat());
+    const defs = (p: GeneratedProgram) => [...p.code.matchAll(/^def (\w+)\((.*)\):/gm)].map((m) => ({ fn: m[1], params: m[2].split(', ') }));
+    const entryParams = wide.flatMap((p) => defs(p).filter((d) => d.fn === p.entry).flatMap((d) => d.params));
+    const helpers = (ps: GeneratedProgram[]) => ps.flatMap((p) => defs(p).filter((d) => d.fn !== p.entry));
+    // A wide name is at times a listed one by chance (`n`, `s`, `d`).
+    expect(entryParams.filter((n) => pooled.has(n)).length).toBeLessThan(entryParams.length * 0.15);
+    // Helpers keep the names they have without wide names.
+    const listed = Array.from({ length: 200 }, (_, i) => generateProgram(17, i, cfg));
+    expect(helpers(wide).length).toBeGreaterThan(50);
+    expect(helpers(wide)).toEqual(helpers(listed));
+  });
+
+  test('wideStrings replaces a share of the string inputs and nothing else', () => {
+    const plain = Array.from({ length: 300 }, (_, i) => generateProgram(13, i, cfg));
+    expect(Array.from({ length: 20 }, (_, i) => generateProgram(13, i, GeneratorConfigSchema.parse({ wideStrings: 0 })))).toEqual(plain.slice(0, 20));
+    const stringsOf = (input: string) => [...input.matchAll(/'([^']*)'|"([^"]*)"/g)].map((m) => m[1] ?? m[2]);
+    const withoutStrings = (input: string) => input.replace(/'[^']*'|"[^"]*"/g, "''");
+    // The share of strings a wide draw changes: at 1, every string but dict keys (kept) and
+    // the rare draw that equals the plain one; at 0.5, half as many.
+    const changedShare = (share: number) => {
+      const wide = Array.from({ length: 300 }, (_, i) => generateProgram(13, i, GeneratorConfigSchema.parse({ wideStrings: share })));
+      let strings = 0;
+      let changed = 0;
+      wide.forEach((w, i) => {
+        // The code, the entry and every non-string part of the inputs stay as they were.
+        expect({ ...w, inputs: [] }).toEqual({ ...plain[i], inputs: [] });
+        expect(w.inputs.map(withoutStrings)).toEqual(plain[i].inputs.map(withoutStrings));
+        const [a, b] = [w.inputs.flatMap(stringsOf), plain[i].inputs.flatMap(stringsOf)];
+        strings += b.length;
+        changed += a.filter((x, k) => x !== b[k]).length;
+      });
+      expect(strings).toBeGreaterThan(200);
+      return changed / strings;
+    };
+    const all = changedShare(1);
+    expect(all).toBeGreaterThan(0.6);
+    const half = changedShare(0.5);
+    expect(half).toBeGreaterThan(0.4 * all);
+    expect(half).toBeLessThan(0.6 * all);
+  });
+
+  test('wideString spells its words with many more of the shipped tokenizer\'s pieces than the plain strings', async () => {
+    const tok = await Tokenizer.load('tokenizer/ndbg-2k.model');
+    const rng = Rng.from(3, 'strings');
+    const [plain, wide] = [new Set<number>(), new Set<number>()];
+    for (let i = 0; i < 1000; i++) {
+      for (const id of tok.encodeIds(randomStr(rng))) plain.add(id);
+      const s = wideString(rng);
+      expect(s).toMatch(/^[A-Za-z][A-Za-z0-9 _,.-]*$/);
+      for (const id of tok.encodeIds(s)) wide.add(id);
+    }
+    // count.py's `berry`, piece by piece, is one of them: `b` `err` `y`.
+    for (const id of tok.encodeIds('berry')) expect(wide.has(id)).toBe(true);
+    expect(wide.size).toBeGreaterThan(1.3 * plain.size);
   });
 
   test('wideName never draws a keyword or a builtin the generator does not reserve itself', () => {
