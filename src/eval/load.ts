@@ -25,6 +25,8 @@ export interface CompleterSpec {
   maxNewTokens?: number;
   /** Free SRC decoding when false (see src_constraint.ts); default true. */
   constrainSrc?: boolean;
+  /** Beam search with this many beams where decoding is not sampled; default 1 (greedy). */
+  beams?: number;
 }
 
 export async function loadCompleter(spec: CompleterSpec, traces: TraceRecord[]): Promise<TextCompleter> {
@@ -46,7 +48,7 @@ export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: str
   if (tokenizer.vocabSize !== model.config.vocab_size) {
     throw new UserError(`tokenizer ${tokenizerFile} has ${tokenizer.vocabSize} ids but the model in ${spec.checkpoint} expects ${model.config.vocab_size}`);
   }
-  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc });
+  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, beams: spec.beams });
 }
 
 /** Programs from a CruxEval-style JSONL file, optionally the first `limit`. */

@@ -72,8 +72,8 @@ export class ModelCompleter implements TextCompleter {
     const beams = this.options.beams ?? 1;
     const result =
       greedy && beams > 1
-        ? beamSearch(this.model, Array.from(ids), { ...limits, beams })
-        : generate(this.model, Array.from(ids), { ...limits, greedy, temperature: greedy ? undefined : options.temperature, topP: greedy ? undefined : options.topP, seed: options.seed ?? 0 });
+        ? beamSearch(this.model, ids, { ...limits, beams })
+        : generate(this.model, ids, { ...limits, greedy, temperature: greedy ? undefined : options.temperature, topP: greedy ? undefined : options.topP, seed: options.seed ?? 0 });
     return this.tokenizer.decode(result.ids);
   }
 }

@@ -87,7 +87,7 @@ export const GeneratorConfigSchema = z
     wideParams: z.number().min(0).max(1).optional(),
     /**
      * Share of the entry call's string inputs (strings and list-of-string items) drawn as
-     * made-up English-like words (`'berry'`, `'Glint_shoam'`) instead of the short word list
+     * made-up English-like words (`'gliend'`, `'Draybtess'`) instead of the short word list
      * and random letters, so that string values spell themselves with the tokenizer's whole
      * range of pieces and a model must copy them. Drawn from its own stream: 0 keeps programs
      * as they were, and any share changes the inputs only (docs/programs.md).

@@ -29,6 +29,7 @@ function modelOptions<T>(y: Argv<T>) {
     .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: 'auto', describe: 'tfjs backend' })
     .option('max-new-tokens', { type: 'number', default: DEFAULT_MAX_NEW_TOKENS, describe: 'Longest predicted frame, in tokens' })
     .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC fields may only spell lines of the program (constrained decoding); --no-src-constraint decodes them freely' })
+    .option('beams', { type: 'number', default: 1, describe: 'Beam search: the likeliest frame over N beams instead of greedy decoding (1)' })
     .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
     .option('limit', { type: 'number', describe: 'Only the first N programs' })
     .option('workers', { type: 'number', default: 1, describe: 'Sandbox workers for tracing and checking' })
@@ -41,7 +42,7 @@ function checkArgs(a: Args): void {
   if (!a.checkpoint && !a.oracle) throw new UserError('give --checkpoint DIR (a trained model) or --oracle (the true next states)');
   if (a.checkpoint && a.oracle) throw new UserError('give --checkpoint or --oracle, not both');
   if (a.checkpoint) assertCheckpointDir(a.checkpoint as string);
-  for (const k of ['workers', 'max-new-tokens', 'limit', 'per-program', 'samples', 'max-prefix-frames']) {
+  for (const k of ['workers', 'max-new-tokens', 'beams', 'limit', 'per-program', 'samples', 'max-prefix-frames']) {
     const v = a[k];
     if (v !== undefined && !(Number.isInteger(v) && (v as number) >= (k === 'samples' ? 0 : 1))) throw new UserError(`--${k} must be a positive integer, got ${String(v)}`);
   }
@@ -54,7 +55,7 @@ async function setup(a: Args) {
   const programs = await loadPrograms(a.programs as string, a.limit as number | undefined);
   const traces = await tracePrograms(programs, a.workers as number, a.quiet as boolean);
   const completer = await loadCompleter(
-    { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number, constrainSrc: a['src-constraint'] as boolean },
+    { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number, constrainSrc: a['src-constraint'] as boolean, beams: a.beams as number },
     traces,
   );
   const out = resultsDir(a.out as string | undefined, a.checkpoint as string | undefined);
@@ -102,7 +103,7 @@ const nextState: CommandModule = {
     const programs = a.programs ? await loadPrograms(a.programs as string, a.limit as number | undefined) : [];
     const traces = programs.length > 0 ? await tracePrograms(programs, a.workers as number, a.quiet as boolean) : [];
     const completer = await loadCompleter(
-      { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number, constrainSrc: a['src-constraint'] as boolean },
+      { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number, constrainSrc: a['src-constraint'] as boolean, beams: a.beams as number },
       [...traces, ...repoTraces],
     );
     const out = resultsDir(a.out as string | undefined, a.checkpoint as string | undefined);
