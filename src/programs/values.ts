@@ -152,7 +152,7 @@ export interface StringSource {
   wide?: { rng: Rng; share: number };
 }
 
-function inputStr(rng: Rng, drawn: string, src: StringSource): string {
+function inputStr(drawn: string, src: StringSource): string {
   return src.wide?.rng.bool(src.wide.share) ? wideString(src.wide.rng) : drawn;
 }
 
@@ -162,7 +162,7 @@ export function randomLiteral(rng: Rng, ty: Ty, src: StringSource = {}): string 
     case 'int':
       return String(randomInt(rng));
     case 'str':
-      return pyStr(inputStr(rng, randomStr(rng), src));
+      return pyStr(inputStr(randomStr(rng), src));
     case 'bool':
       return rng.bool() ? 'True' : 'False';
     case 'opt_int':
@@ -170,7 +170,7 @@ export function randomLiteral(rng: Rng, ty: Ty, src: StringSource = {}): string 
     case 'list_int':
       return `[${Array.from({ length: listLen(rng) }, () => String(randomInt(rng))).join(', ')}]`;
     case 'list_str':
-      return `[${Array.from({ length: listLen(rng) }, () => pyStr(inputStr(rng, rng.bool(0.6) ? rng.choice(WORDS) : randomStr(rng), src))).join(', ')}]`;
+      return `[${Array.from({ length: listLen(rng) }, () => pyStr(inputStr(rng.bool(0.6) ? rng.choice(WORDS) : randomStr(rng), src))).join(', ')}]`;
     case 'dict': {
       const n = rng.range(0, 5);
       const keys = rng.shuffle([...DICT_KEYS]).slice(0, n);
