@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { freshOutputDir, trainAndEvaluate, type TrainedAndEvaluated } from '../src/cli/quickstart';
 import { prepareQuickstartData } from '../src/cli/quickstart_data';
+import { EVAL_DEFAULTS, type EvalExtras } from '../src/cli/quickstart_eval';
 import { QUICKSTART_DEFAULTS, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
 import { FREE_SRC_NAME } from '../src/eval/model_completer';
 import type { ComponentRates } from '../src/eval/score';
@@ -17,7 +18,7 @@ import { BenchUsageError, flagValue, intFlag } from './flags';
  * beside the naive baseline. Writes full-frame / SRC / EVT per action as a table and an
  * accuracy-vs-tokens plot into the longest run's report.html and bench/results/learning.json.
  * Usage: npm run bench -- learning [--minutes=10,30,120] [--programs=N] [--docs-per-program=N]
- *          [--out=DIR] [--backend=B] [--set=K=V ...]
+ *          [--out=DIR] [--backend=B] [--set=K=V ...] [--cruxeval=FILE [--cruxeval-programs=200]] [--sessions=30]
  * A run much longer than the quickstart's reads its data many times over (docs/eval.md,
  * "Session 8"), hence --programs.
  */
@@ -25,8 +26,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opt = (name: string) => flagValue(args, name);
   const minutes = (opt('minutes') ?? '10,30,120').split(',').map(Number);
   if (minutes.some((m) => !(m > 0))) throw new BenchUsageError(`--minutes=${opt('minutes')}: expected positive numbers, e.g. 10,30,120`);
-  const o: QuickstartOptions = {
+  const o: QuickstartOptions & EvalExtras = {
     ...QUICKSTART_DEFAULTS,
+    // Real code in every point: opt-in, as in the quickstart (a clone has no CruxEval copy).
+    cruxeval: opt('cruxeval'),
+    cruxevalPrograms: intFlag(args, 'cruxeval-programs', EVAL_DEFAULTS.cruxevalPrograms),
+    sessions: intFlag(args, 'sessions', EVAL_DEFAULTS.sessions),
     out: opt('out') ?? path.join(packageRoot(), 'runs', 'bench-learning'),
     backend: opt('backend') ?? 'auto',
     programs: intFlag(args, 'programs', QUICKSTART_DEFAULTS.programs),
@@ -65,7 +70,11 @@ interface LearningPoint {
   lastLoss: number;
   tasks: { scored: number; didNotFit: number };
   /** action (and 'all') → model full/src/evt and baseline full, as fractions. */
-  byAction: Record<string, { full: number; src: number; evt: number; freeSrcFull: number; freeSrcSrc: number; baselineFull: number; n: number; didNotFit: number }>;
+  byAction: Record<string, { full: number; src: number; evt: number; freeSrcFull: number; freeSrcSrc: number; baselineFull: number; baselineSrc: number; naiveFull: number; fullCi: [number, number]; n: number; programs: number; exitShare: number; didNotFit: number }>;
+  /** Stops right in scripted debug sessions on held-out programs (the model's own history). */
+  sessions: { stops: number; right: number; sessions: number };
+  /** Real code (with --cruxeval FILE): next-state model / baseline full over all actions and the CruxEval protocol's pass@1. */
+  cruxeval?: { programs: number; modelFull: number; baselineFull: number; pass1: Record<string, number>; trivial: { output: number; input: number } };
   /** Copy probe top-1 on the repeat, and SRC tokens teacher-forced on the held-out documents (docs/eval.md). */
   copyProbeRepeatTop1: number;
   srcTokens: { firstToken: number; restTokens: number; spanExact: number; spans: number };
@@ -79,12 +88,19 @@ function learningPoint(minutes: number, r: TrainedAndEvaluated): LearningPoint {
   for (const [action, v] of Object.entries(model)) {
     byAction[action] = {
       full: v.full, src: v.src, evt: v.evt, freeSrcFull: free[action]?.full ?? 0, freeSrcSrc: free[action]?.src ?? 0,
-      baselineFull: base[action]?.full ?? 0, n: v.n, didNotFit: v.didNotFit,
+      baselineFull: base[action]?.full ?? 0, baselineSrc: base[action]?.src ?? 0, naiveFull: r.result.tables.naive?.[action]?.full ?? 0,
+      fullCi: v.ci.full, n: v.n, programs: v.programs, exitShare: v.exitShare, didNotFit: v.didNotFit,
     };
   }
+  const crux = r.cruxeval;
+  const cruxeval = crux && {
+    programs: crux.programs, modelFull: crux.nextState[r.completer.name]?.all?.full ?? 0, baselineFull: crux.nextState.baseline?.all?.full ?? 0,
+    pass1: Object.fromEntries(Object.entries(crux.protocol.byTask).map(([k, v]) => [k, v.greedyPass1])), trivial: crux.trivial,
+  };
   const { firstToken, restTokens, spanExact, spans } = r.srcTokens;
   return {
     minutes, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, byAction,
+    sessions: { stops: r.sessions.stops, right: r.sessions.right, sessions: r.sessions.sessions }, cruxeval,
     copyProbeRepeatTop1: r.copyProbe.repeatAccuracy, srcTokens: { firstToken, restTokens, spanExact, spans },
   };
 }
@@ -93,16 +109,24 @@ const pct = (x: number) => (100 * x).toFixed(1);
 
 function learningHtml(points: LearningPoint[]): string {
   const actions = Object.keys(points[0].byAction);
-  const head = `<tr><th>action</th>${points.map((p) => `<th>${p.minutes} min (${(p.tokens / 1e6).toFixed(1)}M tok): full / SRC / EVT | free SRC: full / SRC | baseline</th>`).join('')}</tr>`;
+  const head = `<tr><th>action</th>${points.map((p) => `<th>${p.minutes} min (${(p.tokens / 1e6).toFixed(1)}M tok): full [95% CI] / SRC / EVT | free SRC: full / SRC | baseline full / SRC | naive</th>`).join('')}</tr>`;
   const rows = actions.map((a) => `<tr><td>${escapeHtml(a)}</td>${points.map((p) => {
     const v = p.byAction[a];
-    return v ? `<td>${pct(v.full)} / ${pct(v.src)} / ${pct(v.evt)} | ${pct(v.freeSrcFull)} / ${pct(v.freeSrcSrc)} | ${pct(v.baselineFull)}</td>` : '<td>-</td>';
+    return v ? `<td>${pct(v.full)} [${pct(v.fullCi[0])}–${pct(v.fullCi[1])}] / ${pct(v.src)} / ${pct(v.evt)} | ${pct(v.freeSrcFull)} / ${pct(v.freeSrcSrc)} | ${pct(v.baselineFull)} / ${pct(v.baselineSrc)} | ${pct(v.naiveFull)}</td>` : '<td>-</td>';
   }).join('')}</tr>`);
   const copying = [
     `<tr><td>copy probe top-1</td>${points.map((p) => `<td>${pct(p.copyProbeRepeatTop1)}</td>`).join('')}</tr>`,
+    `<tr><td>multi-step: stops right in scripted debug sessions</td>${points.map((p) => `<td>${p.sessions.right} / ${p.sessions.stops}</td>`).join('')}</tr>`,
+    `<tr><td>CruxEval next-state all, model / baseline; pass@1 (paper 1.8B: 48.0 / 57.7 / 53.6)</td>${points.map((p) => `<td>${cruxCell(p)}</td>`).join('')}</tr>`,
     `<tr><td>SRC tokens teacher-forced: first / rest / whole span</td>${points.map((p) => `<td>${pct(p.srcTokens.firstToken)} / ${pct(p.srcTokens.restTokens)} / ${pct(p.srcTokens.spanExact)}</td>`).join('')}</tr>`,
   ];
   return `${accuracyChart(points)}\n<table>${head}${rows.join('')}${copying.join('')}</table>`;
+}
+
+function cruxCell(p: LearningPoint): string {
+  const c = p.cruxeval;
+  if (!c) return 'skipped: no CruxEval file';
+  return `${pct(c.modelFull)} / ${pct(c.baselineFull)}; ${Object.values(c.pass1).map(pct).join(' / ')} (trivial ${pct(c.trivial.output)})`;
 }
 
 function accuracyChart(points: LearningPoint[]): string {

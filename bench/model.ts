@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { benchCorpus } from './corpus';
 import { flagValue, intFlag } from './flags';
 import type { TokenBatch } from '../src/data/batch';
-import { BackendChoice, initBackend, tfVersion } from '../src/model/backend';
+import { BackendChoice, initBackend, tfVersion } from '../src/backend/backend';
 import { loadModelConfig, modelStats } from '../src/model/config';
 import { LlamaModel } from '../src/model/model';
 import { AdamW, decayRule } from '../src/train/adamw';

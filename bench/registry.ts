@@ -16,4 +16,5 @@ export const benchmarks: Record<string, () => Promise<BenchFn>> = {
   learning: async () => (await import('./learning')).run,
   scale: async () => (await import('./scale')).run,
   'step-profile': async () => (await import('./step_profile')).run,
+  kernels: async () => (await import('./kernels')).run,
 };

@@ -5,7 +5,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { benchCorpus } from './corpus';
 import { flagValue, intFlag } from './flags';
 import { productTraining, SHAPES } from './model';
-import { BackendChoice, initBackend } from '../src/model/backend';
+import { BackendChoice, initBackend } from '../src/backend/backend';
 import { loadModelConfig } from '../src/model/config';
 import { loadRunConfig } from '../src/train/run_config';
 import { assetPath } from '../src/util/paths';

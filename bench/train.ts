@@ -4,7 +4,7 @@ import * as path from 'path';
 import { benchCorpus } from './corpus';
 import { flagValue, intFlag } from './flags';
 import { readManifest } from '../src/data/manifest';
-import { initBackend, BackendChoice } from '../src/model/backend';
+import { initBackend, BackendChoice } from '../src/backend/backend';
 import { LlamaModel } from '../src/model/model';
 import { AdamW, decayRule } from '../src/train/adamw';
 import { dataStreams, trainableLlama } from '../src/train/adapters';

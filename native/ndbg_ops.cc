@@ -3,8 +3,10 @@
 // tfjs-node runs one TensorFlow eager op per tfjs kernel, and each op is a full pass over its
 // tensors plus ~50 µs of fixed cost. These ops do in one pass what the tfjs path does in 3–13:
 // RMSNorm, SwiGLU, RoPE, causal attention (products, masked softmax and layout in cache-sized
-// tiles), the output head's cross-entropy with its gradient, and AdamW over a list of parameters. src/model/native_kernels.ts calls them by name through the addon's executeOp;
-// src/model/ops_library.ts builds and loads this file (`ndbg backend install`).
+// tiles), the output head's cross-entropy with its gradient, the document-mask bias, AdamW over a
+// list of parameters and Σx². Part of the backend stage (src/backend/): fused_ops.ts calls the ops
+// by name (NdbgRmsNorm, ...) through the addon's executeOp and loads the library; fused_build.ts
+// compiles this file during `ndbg backend install`; fused_kernels.ts is the kernel set that uses them.
 //
 // The library is also a (trivial) Node-API addon: process.dlopen() keeps a library loaded only
 // when it registers as a module, and loading it is what runs REGISTER_OP / REGISTER_KERNEL_BUILDER

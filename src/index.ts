@@ -12,6 +12,7 @@ export * as oracle from './debugger';
 export * as ndl from './ndl';
 export * as tokenizer from './tokenizer';
 export * as data from './data';
+export * as backend from './backend';
 export * as model from './model';
 export * as train from './train';
 export * as evaluation from './eval';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The native TensorFlow backend, so the model tests run on it as well as on wasm/cpu
-# (test/model/numerics.test.ts, test/model/native_backend.test.ts): `ndbg backend install`
+# (test/model/numerics.test.ts, test/backend/native_backend.test.ts): `ndbg backend install`
 # fetches the tensorflow-cpu wheel with pip (a local index works), keeps its C library in
 # ~/.cache/ndbg and builds tfjs-node's addon against it. Idempotent: a second run checks and
 # reuses everything (a few seconds).

@@ -26,6 +26,8 @@ import re
 import shutil
 import sys
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 import torch
 import torch.distributed as dist
@@ -171,10 +173,38 @@ def save_checkpoint(out: str, step: int, model, optimizer, hf_dir: str, scale_st
     return final
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    env = Dist()
-    log = (lambda s: None) if (args.quiet or env.rank != 0) else (lambda s: sys.stderr.write(s + "\n"))
+@dataclass
+class Start:
+    """Where the run continues: the step done, the loader state and token count at it, the
+    weights' directory, and the --out checkpoint being resumed (None when starting from --hf)."""
+
+    step: int = 0
+    loader_state: dict | None = None
+    tokens_seen: int = 0
+    weights_dir: str = ""
+    resume: str | None = None
+
+
+@dataclass
+class Run:
+    """What one process trains with, built by main() before the loop."""
+
+    args: argparse.Namespace
+    env: Dist
+    cfg: dict
+    model: torch.nn.Module
+    ddp: torch.nn.Module
+    params: dict
+    optimizer: torch.optim.Optimizer
+    loader: MixtureLoader
+    seq_len: int
+    rows: slice  # this rank's rows of every micro-batch
+    log: Callable[[str], None]
+
+
+def resolve_config(args):
+    """The run config (--config, else --from's config.json) with --steps, --datasets and
+    --checkpoint-every applied; returns it and the file it came from."""
     try:
         config_file = args.config or (os.path.join(args.from_ckpt, "config.json") if args.from_ckpt else None)
         if not config_file:
@@ -188,48 +218,66 @@ def main(argv=None):
         cfg["data"]["datasets"] = args.datasets
     if args.checkpoint_every is not None:
         cfg["train"]["checkpoint_every"] = args.checkpoint_every
-    tr, optim_cfg, data_cfg = cfg["train"], cfg["optim"], cfg["data"]
-    B, accum, steps = tr["micro_batch_size"], tr["grad_accum"], tr["steps"]
+    return cfg, config_file
+
+
+def configure_processes(args, env: Dist, tr: dict):
+    """Checks that every process gets an equal slice of a micro-batch; sets CPU threads and the seed."""
+    B = tr["micro_batch_size"]
     if B % env.world:
         fail(f"train.micro_batch_size {B} is not divisible by the {env.world} processes; each takes an equal slice of every micro-batch")
     torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", env.world)))))
     torch.manual_seed(tr["seed"])
 
-    start_step, loader_state, tokens_seen, ndbg_t = 0, None, 0, None
+
+def find_start(args, steps: int, log) -> Start:
+    """The newest complete checkpoint of --out with --resume, else --from's ndbg state, else step 0.
+
+    --resume with no checkpoint yet starts from --hf/--from: a pre-emptible job runs one command line.
+    """
     existing = complete_checkpoints(args.out)
     if existing and not args.resume:
         fail(f"{args.out} already holds a run (checkpoints/step-{existing[-1][0]:08d}); pass --resume to continue it, or choose a new --out")
-    # --resume with no checkpoint yet starts from --hf/--from: a pre-emptible job runs one command line.
-    resume = existing[-1] if args.resume and existing else None
-    weights_dir = args.hf
-    if resume:
-        weights_dir = resume[1]
-        st = read_json(os.path.join(resume[1], "scale_state.json"))
-        start_step, loader_state, tokens_seen = st["step"], st["data_state"], st["tokens_seen"]
-        log(f"resume: {resume[1]} (step {start_step})")
+    start = Start(weights_dir=args.hf)
+    if args.resume and existing:
+        ckpt = existing[-1][1]
+        st = read_json(os.path.join(ckpt, "scale_state.json"))
+        start = Start(st["step"], st["data_state"], st["tokens_seen"], weights_dir=ckpt, resume=ckpt)
+        log(f"resume: {ckpt} (step {start.step})")
     elif args.from_ckpt:
         st = read_json(os.path.join(args.from_ckpt, "state.json"))
         if st.get("format") != "ndbg-train-state/1":
             fail(f"{args.from_ckpt}/state.json: not an ndbg trainer state (format {st.get('format')!r})")
-        start_step, loader_state, tokens_seen = st["step"], st["data_state"], st.get("tokens_seen", 0)
-    if start_step >= steps:
-        fail(f"the run is at step {start_step} already; --steps {steps} leaves nothing to do")
+        start = Start(st["step"], st["data_state"], st.get("tokens_seen", 0), weights_dir=args.hf)
+    if start.step >= steps:
+        fail(f"the run is at step {start.step} already; --steps {steps} leaves nothing to do")
+    return start
 
+
+def load_weights(weights_dir: str, attn: str, env: Dist, cfg: dict, config_file: str):
+    """The HF model in weights_dir on this process's device, checked against the run config's vocabulary."""
     if not os.path.isfile(os.path.join(weights_dir, "config.json")):
         fail(f"{weights_dir}: no config.json; --hf takes a directory written by `ndbg export-hf`")
-    model = load_model(weights_dir, args.attn).to(env.device)
+    model = load_model(weights_dir, attn).to(env.device)
     if model.config.vocab_size != cfg["model"]["vocab_size"]:
         fail(f"{weights_dir}: vocab_size {model.config.vocab_size} differs from the run config's model.vocab_size {cfg['model']['vocab_size']} ({config_file})")
-    seq_len = data_cfg.get("seq_len")
+    return model
+
+
+def open_loader(data_cfg: dict, tr: dict, state):
+    """ndbg's mixture loader over data.datasets, continued from the loader state."""
     try:
-        loader = MixtureLoader(
-            data_cfg["datasets"], B, tr["seed"], weights=data_cfg.get("weights"), shuffle_window=data_cfg["shuffle_window"],
-            verify_sha256=data_cfg["verify_sha256"], state=loader_state,
+        return MixtureLoader(
+            data_cfg["datasets"], tr["micro_batch_size"], tr["seed"], weights=data_cfg.get("weights"), shuffle_window=data_cfg["shuffle_window"],
+            verify_sha256=data_cfg["verify_sha256"], state=state,
         )
     except DataError as e:
         fail(str(e))
-    seq_len = seq_len or loader.seq_len
-    params = dict(model.named_parameters())
+
+
+def make_optimizer(params: dict, optim_cfg: dict, args, start: Start, device):
+    """AdamW over ndbg's decay groups, with the moments of the resumed checkpoint or of --from.
+    Returns it and the ndbg step count t the moments came with (None when not from --from)."""
     groups = {True: [], False: []}
     for name, p in params.items():
         groups[decays(name, tuple(p.shape), optim_cfg)].append(p)
@@ -237,70 +285,106 @@ def main(argv=None):
         [{"params": groups[True], "weight_decay": optim_cfg["weight_decay"]}, {"params": groups[False], "weight_decay": 0.0}],
         lr=0.0, betas=(optim_cfg["beta1"], optim_cfg["beta2"]), eps=optim_cfg["eps"], foreach=False,
     )
-    if resume:
-        optimizer.load_state_dict(torch.load(os.path.join(resume[1], "optimizer.pt"), map_location=env.device))
+    ndbg_t = None
+    if start.resume:
+        optimizer.load_state_dict(torch.load(os.path.join(start.resume, "optimizer.pt"), map_location=device))
     elif args.from_ckpt:
         ndbg_t = load_ndbg_moments(args.from_ckpt, params, optimizer)
-    ddp = torch.nn.parallel.DistributedDataParallel(model) if env.on else model
-    doc_mask = bool(cfg["model"].get("doc_attention_mask", True))
+    return optimizer, ndbg_t
 
-    os.makedirs(args.out, exist_ok=True)
-    if env.rank == 0:
-        with open(os.path.join(args.out, "config.json"), "w", encoding="utf-8") as f:
-            json.dump(cfg, f, indent=2)
-        metrics_file = os.path.join(args.out, "metrics.jsonl")
-        if os.path.exists(metrics_file):
-            # Lines past the step we continue from were written by a process that died after its
-            # last checkpoint; those steps run again.
-            kept = []
-            with open(metrics_file, encoding="utf-8") as f:
-                for line in f:
-                    try:
-                        rec = json.loads(line)
-                    except ValueError:
-                        continue  # a line cut off by the kill
-                    if rec.get("step", 0) <= start_step:
-                        kept.append(line if line.endswith("\n") else line + "\n")
-            with open(metrics_file, "w", encoding="utf-8") as f:
-                f.writelines(kept)
-        metrics = open(metrics_file, "a", encoding="utf-8")
-    log(f"scale: {env.world} process(es), {env.device.type}, {'gloo' if env.device.type == 'cpu' else 'nccl'} ; steps {start_step + 1}..{steps}, "
-        f"{B}×{accum} rows of {seq_len} tokens per step; AdamW moments {'from ' + args.from_ckpt + f' (t={ndbg_t})' if ndbg_t is not None else 'restored' if resume else 'fresh'}")
-    lo, hi = env.rank * B // env.world, (env.rank + 1) * B // env.world
-    every = tr["checkpoint_every"]
+
+def trim_metrics(metrics_file: str, start_step: int):
+    """Drops the lines past start_step: a process that died after its last checkpoint wrote
+    them, and those steps run again."""
+    kept = []
+    with open(metrics_file, encoding="utf-8") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a line cut off by the kill
+            if rec.get("step", 0) <= start_step:
+                kept.append(line if line.endswith("\n") else line + "\n")
+    with open(metrics_file, "w", encoding="utf-8") as f:
+        f.writelines(kept)
+
+
+def open_metrics(out: str, cfg: dict, start_step: int):
+    """Rank 0's side of --out: writes config.json, returns metrics.jsonl open for appending."""
+    with open(os.path.join(out, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(cfg, f, indent=2)
+    metrics_file = os.path.join(out, "metrics.jsonl")
+    if os.path.exists(metrics_file):
+        trim_metrics(metrics_file, start_step)
+    return open(metrics_file, "a", encoding="utf-8")
+
+
+def accumulate(run: Run):
+    """Forward and backward over the step's micro-batches (this rank's rows); DDP syncs on the
+    last one. Returns this rank's (summed token loss, target count)."""
+    tr, env = run.cfg["train"], run.env
+    accum = tr["grad_accum"]
+    doc_mask = bool(run.cfg["model"].get("doc_attention_mask", True))
+    local_loss, local_tokens = 0.0, 0
+    for i in range(accum):
+        b = crop(run.loader.next(), run.seq_len)
+        ids = torch.from_numpy(b["ids"][run.rows]).to(env.device)
+        mask = torch.from_numpy(b["loss_mask"][run.rows]).to(env.device)
+        docs = torch.from_numpy(b["doc_ids"][run.rows]).to(env.device)
+        sync = contextlib.nullcontext() if (i == accum - 1 or not env.on) else run.ddp.no_sync()
+        with sync:
+            s, n = loss_sum(run.ddp, ids, mask, docs, doc_mask)
+            s.backward()
+        local_loss += s.item()
+        local_tokens += n
+    return local_loss, local_tokens
+
+
+def update(run: Run, step: int, total_loss: float, total_tokens: float):
+    """ndbg's update from the accumulated gradients: scale to the sum over all targets / their
+    count, clip the global norm, AdamW at the schedule's lr; a non-finite step is skipped.
+    Returns (loss, lr, grad_norm, skipped)."""
+    optim_cfg, steps = run.cfg["optim"], run.cfg["train"]["steps"]
+    denom = max(total_tokens, 1)
+    grads = [p.grad for p in run.params.values() if p.grad is not None]
+    for g in grads:
+        g.mul_(run.env.world / denom)  # DDP's mean over ranks → the sum, / the step's targets
+    grad_norm = math.sqrt(sum(float(g.double().pow(2).sum()) for g in grads))
+    loss = total_loss / denom
+    lr = lr_at(optim_cfg["schedule"], step, steps)
+    skipped = not (math.isfinite(loss) and math.isfinite(grad_norm)) or total_tokens == 0
+    if not skipped:
+        clip = optim_cfg["grad_clip"]
+        if clip > 0 and grad_norm > clip:
+            for g in grads:
+                g.mul_(clip / (grad_norm + 1e-6))
+        for group in run.optimizer.param_groups:
+            group["lr"] = lr
+        run.optimizer.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    return loss, lr, grad_norm, skipped
+
+
+def checkpoint(run: Run, step: int, tokens_seen: int):
+    """Rank 0 writes checkpoints/step-N with the loader state; every rank waits for it."""
+    if run.env.rank == 0:
+        state = {"format": STATE_FORMAT, "step": step, "data_state": run.loader.state(), "tokens_seen": tokens_seen, "run_config": run.cfg}
+        where = save_checkpoint(run.args.out, step, run.model, run.optimizer, run.args.hf, state, run.cfg["train"]["keep_last"])
+        run.log(f"checkpoint {where}")
+    run.env.barrier()
+
+
+def train_loop(run: Run, start: Start, metrics):
+    """Steps start.step+1 .. train.steps: one metrics line each (rank 0), checkpoints every
+    train.checkpoint_every steps and at the last."""
+    tr, env = run.cfg["train"], run.env
+    steps, every = tr["steps"], tr["checkpoint_every"]
+    tokens_seen = start.tokens_seen
     started = time.time()
-    for step in range(start_step, steps):
+    for step in range(start.step, steps):
         t0 = time.time()
-        local_loss, local_tokens = 0.0, 0
-        for i in range(accum):
-            b = crop(loader.next(), seq_len)
-            ids = torch.from_numpy(b["ids"][lo:hi]).to(env.device)
-            mask = torch.from_numpy(b["loss_mask"][lo:hi]).to(env.device)
-            docs = torch.from_numpy(b["doc_ids"][lo:hi]).to(env.device)
-            sync = contextlib.nullcontext() if (i == accum - 1 or not env.on) else ddp.no_sync()
-            with sync:
-                s, n = loss_sum(ddp, ids, mask, docs, doc_mask)
-                s.backward()
-            local_loss += s.item()
-            local_tokens += n
-        total_loss, total_tokens = env.sum([local_loss, local_tokens])
-        denom = max(total_tokens, 1)
-        grads = [p.grad for p in params.values() if p.grad is not None]
-        for g in grads:
-            g.mul_(env.world / denom)  # DDP's mean over ranks → the sum, / the step's targets
-        grad_norm = math.sqrt(sum(float(g.double().pow(2).sum()) for g in grads))
-        loss = total_loss / denom
-        lr = lr_at(optim_cfg["schedule"], step, steps)
-        skipped = not (math.isfinite(loss) and math.isfinite(grad_norm)) or total_tokens == 0
-        if not skipped:
-            clip = optim_cfg["grad_clip"]
-            if clip > 0 and grad_norm > clip:
-                for g in grads:
-                    g.mul_(clip / (grad_norm + 1e-6))
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+        total_loss, total_tokens = env.sum(list(accumulate(run)))
+        loss, lr, grad_norm, skipped = update(run, step, total_loss, total_tokens)
         tokens_seen += int(total_tokens)
         dt = time.time() - t0
         if env.rank == 0:
@@ -310,14 +394,35 @@ def main(argv=None):
                 rec["skipped"] = True
             metrics.write(json.dumps(rec) + "\n")
             metrics.flush()
-            log(f"step {step + 1}/{steps} loss {loss:.4f} lr {lr:.3g} grad_norm {grad_norm:.3f} {rec['tokens_per_s']:.0f} tokens/s")
-        last = step + 1 == steps
-        if last or (every and (step + 1) % every == 0):
-            if env.rank == 0:
-                state = {"format": STATE_FORMAT, "step": step + 1, "data_state": loader.state(), "tokens_seen": tokens_seen, "run_config": cfg}
-                where = save_checkpoint(args.out, step + 1, model, optimizer, args.hf, state, tr["keep_last"])
-                log(f"checkpoint {where}")
-            env.barrier()
+            run.log(f"step {step + 1}/{steps} loss {loss:.4f} lr {lr:.3g} grad_norm {grad_norm:.3f} {rec['tokens_per_s']:.0f} tokens/s")
+        if step + 1 == steps or (every and (step + 1) % every == 0):
+            checkpoint(run, step + 1, tokens_seen)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    env = Dist()
+    log = (lambda s: None) if (args.quiet or env.rank != 0) else (lambda s: sys.stderr.write(s + "\n"))
+    cfg, config_file = resolve_config(args)
+    tr = cfg["train"]
+    configure_processes(args, env, tr)
+    start = find_start(args, tr["steps"], log)
+    model = load_weights(start.weights_dir, args.attn, env, cfg, config_file)
+    loader = open_loader(cfg["data"], tr, start.loader_state)
+    seq_len = cfg["data"].get("seq_len") or loader.seq_len
+    params = dict(model.named_parameters())
+    optimizer, ndbg_t = make_optimizer(params, cfg["optim"], args, start, env.device)
+    ddp = torch.nn.parallel.DistributedDataParallel(model) if env.on else model
+    B = tr["micro_batch_size"]
+    rows = slice(env.rank * B // env.world, (env.rank + 1) * B // env.world)
+    run = Run(args, env, cfg, model, ddp, params, optimizer, loader, seq_len, rows, log)
+
+    os.makedirs(args.out, exist_ok=True)
+    metrics = open_metrics(args.out, cfg, start.step) if env.rank == 0 else None
+    moments = f"from {args.from_ckpt} (t={ndbg_t})" if ndbg_t is not None else "restored" if start.resume else "fresh"
+    log(f"scale: {env.world} process(es), {env.device.type}, {'gloo' if env.device.type == 'cpu' else 'nccl'} ; steps {start.step + 1}..{tr['steps']}, "
+        f"{B}×{tr['grad_accum']} rows of {seq_len} tokens per step; AdamW moments {moments}")
+    train_loop(run, start, metrics)
     if env.rank == 0:
         metrics.close()
     env.close()

@@ -7,8 +7,9 @@
  *   3 ndl        sampled NDL documents that fit the context                ndl/train.jsonl
  *   4 code       Python standard library source as the code source         code/stdlib.jsonl
  *   5 data       tokenize + pack an Arrow mixture                          data/
- *   6 train      the tiny config within the time budget                    run/ (checkpoints, metrics)
- *   7 eval       next-state accuracy on held-out programs vs the baseline  run/eval/next_state.json
+ *   6 train      the tiny config for a fixed step budget (--minutes: time)   run/ (checkpoints, metrics)
+ *   7 eval       next-state accuracy on held-out programs vs the baselines run/eval/next_state.json
+ *                (+ samples, scripted sessions, CruxEval with --cruxeval; quickstart_eval.ts)
  *   8 report     the HTML report                                           run/report.html
  *   9 debug      a scripted `ndbg debug --verify` session                  debug-session.txt
  *
@@ -17,15 +18,11 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { NaiveBaseline } from '../eval/baseline';
-import { CompleterPredictor, type TextCompleter } from '../eval/completer';
-import { copyProbeOf, formatCopyProbe, modelLogProbs, type CopyProbeResult } from '../eval/copy_probe';
-import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy, type SrcTokenAccuracy } from '../eval/src_tokens';
-import { loadModelCompleter, writeJson } from '../eval/load';
+import type { TextCompleter } from '../eval/completer';
+import { writeJson } from '../eval/load';
 import { FREE_SRC_NAME } from '../eval/model_completer';
-import { evaluateNextState, formatTables, NextStateResult, nextStateReport, ratesOf } from '../eval/next_state';
+import { NextStateResult, ratesOf } from '../eval/next_state';
 import { DebugSession } from '../eval/session';
-import { ALL_ACTIONS, makeTasks } from '../eval/tasks';
 import { renderReport } from '../train/report';
 import { listCheckpoints } from '../train/checkpoint_dir';
 import { readMetrics } from '../train/metrics';
@@ -33,13 +30,15 @@ import { trainFromConfig } from '../train/run';
 import { traceProgram } from '../trace';
 import type { TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
+import { describeMachine, formatMachine, type MachineDescription } from '../util/machine';
 import { assetPath } from '../util/paths';
 import { prepareQuickstartData, type QuickstartData } from './quickstart_data';
-import { done, pct, stage, type QuickstartOptions, type StageSeconds } from './quickstart_options';
+import { evaluateRun, type EvalExtras, type RunEvaluation } from './quickstart_eval';
+import { budgetOverrides, describeBudget, done, pct, stage, trainBudget, type EvalSplit, type QuickstartOptions, type StageSeconds, type TrainBudget } from './quickstart_options';
 
 export { QUICKSTART_DEFAULTS, type QuickstartOptions } from './quickstart_options';
 
-/** What a training run of the recipe was: where it went, how far it got. */
+/** What a training run of the recipe was: where it went, how far it got, on what machine. */
 export interface TrainedRun {
   runDir: string;
   checkpoint: string;
@@ -48,11 +47,22 @@ export interface TrainedRun {
   tokens: number;
   firstLoss: number;
   lastLoss: number;
+  /** Steps (the default: the same model everywhere) or minutes (machine-dependent). */
+  budget: TrainBudget;
+  /** The machine the time figures (tokensPerS, seconds) were measured on. */
+  machine: MachineDescription;
+  tokensPerS: number;
 }
 
 export interface QuickstartResult extends TrainedRun {
   dir: string;
+  /** The split the eval drew from and how many distinct programs it scored. */
+  heldOut: { split: EvalSplit; programs: number };
   nextState: NextStateResult['tables'];
+  /** Multi-step accuracy in scripted debug sessions on held-out programs. */
+  sessions: RunEvaluation['sessions'];
+  /** The real-code section; undefined when no CruxEval file was given. */
+  cruxeval?: RunEvaluation['cruxeval'];
   /** Share of NDL documents and of eval tasks that fit the model's context. */
   fit: { documents: number; tasks: number };
   seconds: StageSeconds;
@@ -68,26 +78,25 @@ function mean(xs: number[]): number {
   return xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
 }
 
-export interface TrainedAndEvaluated extends TrainedRun {
-  completer: TextCompleter;
-  result: NextStateResult;
-  copyProbe: CopyProbeResult;
-  srcTokens: SrcTokenAccuracy;
-  /** Eval tasks scored, and drawn but not fitting the context. */
-  tasks: { scored: number; didNotFit: number };
-}
+/** A trained run and its evaluation (stage 7: quickstart_eval.ts). */
+export type TrainedAndEvaluated = TrainedRun & RunEvaluation;
 
-/** Stages 6–7: train the quickstart recipe for `minutes` into runDir, then the next-state eval. */
-export async function trainAndEvaluate(o: QuickstartOptions, data: QuickstartData, runDir: string, minutes: number, seconds: StageSeconds): Promise<TrainedAndEvaluated> {
-  let t = Date.now();
-  stage(6, 'train', `${o.config} for up to ${minutes} min (backend ${o.backend})`);
+/**
+ * Stage 6: trains the quickstart recipe into runDir. `minutes` null (the quickstart's default)
+ * trains o.steps (or DEFAULT_STEPS) with the LR schedule decaying over exactly those steps, the
+ * same model on every machine; a number is a wall-clock budget (the learning bench's points).
+ */
+export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, runDir: string, minutes: number | null, seconds: StageSeconds): Promise<TrainedRun> {
+  const t = Date.now();
+  const budget = trainBudget(minutes, o.steps);
+  const machine = describeMachine();
+  stage(6, 'train', `${o.config} for ${describeBudget(budget)} (backend ${o.backend}; ${formatMachine(machine)})`);
   const trained = await trainFromConfig({
     config: o.config,
     overrides: [
       `data.datasets=${JSON.stringify([data.dataDir])}`,
       'data.weights={"ndl": 0.9, "code": 0.1}',
-      `train.steps=${o.steps}`,
-      `train.max_minutes=${minutes}`,
+      ...budgetOverrides(budget),
       `train.backend=${o.backend}`,
       `train.seed=${o.seed}`,
       ...o.set,
@@ -102,34 +111,16 @@ export async function trainAndEvaluate(o: QuickstartOptions, data: QuickstartDat
   const checkpoints = listCheckpoints(runDir);
   if (checkpoints.length === 0) throw new Error(`quickstart: training wrote no checkpoint under ${runDir}`);
   const checkpoint = checkpoints[checkpoints.length - 1].dir;
-  const rate = trained.tokens / Math.max(trained.loopSeconds, 1e-9);
-  done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(rate)} tokens/s, ${trained.tokens} tokens), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}`, t, seconds, 'train');
+  const tokensPerS = trained.tokens / Math.max(trained.loopSeconds, 1e-9);
+  done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(tokensPerS)} tokens/s, ${trained.tokens} tokens), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}`, t, seconds, 'train');
+  return { runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, budget, machine, tokensPerS };
+}
 
-  t = Date.now();
-  const testTraces: TraceRecord[] = data.testTraces;
-  stage(7, 'eval', `next-state accuracy on ${testTraces.length} held-out programs, every action, SRC constrained and free, beside the naive baseline`);
-  const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never });
-  const { tasks, didNotFit } = makeTasks(testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, budget: completer.budget });
-  const notFitting = Object.values(didNotFit).reduce((a, b) => a + b, 0);
-  process.stderr.write(`      ${tasks.length} tasks; ${pct(tasks.length, tasks.length + notFitting)} fit the context (${notFitting} did_not_fit, not scored)\n`);
-  // The model as shipped (SRC constrained to program lines) and decoding freely, side by side.
-  const free = completer.withSrcConstraint(false);
-  const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new CompleterPredictor(free), new NaiveBaseline()], { didNotFit });
-  const evalDir = path.join(runDir, 'eval');
-  fs.mkdirSync(evalDir, { recursive: true });
-  writeJson(path.join(evalDir, 'next_state.json'), nextStateReport(result, completer.name, { programs: testTraces.length, tasks: tasks.length }));
-  process.stderr.write(`${formatTables(result.tables)}\n`);
-  // Whether the model copies from its context at all (induction heads): what SRC accuracy needs.
-  const probe = copyProbeOf(completer.model, completer.tokenizer);
-  // How close it is to copying lines: moves long before exact-match SRC does (docs/eval.md).
-  const srcTokens = srcTokenAccuracy(modelLogProbs(completer.model), completer.tokenizer, await readNdlTexts(data.testDocuments, Infinity), completer.model.config.max_seq_len);
-  writeJson(path.join(evalDir, 'copy_probe.json'), { title: 'Copy probe (induction)', ...probe, srcTokens: { file: data.testDocuments, ...srcTokens } });
-  process.stderr.write(`      ${formatCopyProbe(probe)}\n      ${formatSrcTokenAccuracy(srcTokens)}\n`);
-  done(path.join(evalDir, 'next_state.json'), t, seconds, 'eval');
-  return {
-    runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, completer, result, copyProbe: probe, srcTokens,
-    tasks: { scored: tasks.length, didNotFit: notFitting },
-  };
+/** Stages 6–7: train the quickstart recipe into runDir (trainRecipe), then the next-state eval. */
+export async function trainAndEvaluate(o: QuickstartOptions & EvalExtras, data: QuickstartData, runDir: string, minutes: number | null, seconds: StageSeconds): Promise<TrainedAndEvaluated> {
+  const trained = await trainRecipe(o, data, runDir, minutes, seconds);
+  const evaluation = await evaluateRun(o, data, runDir, trained.checkpoint, seconds);
+  return { ...trained, ...evaluation };
 }
 
 const DEBUG_SCRIPT = ['s', 's', 's', 'n', 'n', 'n', 'r', 'c'];
@@ -160,7 +151,7 @@ export function freshOutputDir(out: string, force: boolean): string {
   return dir;
 }
 
-export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult> {
+export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<QuickstartResult> {
   const dir = freshOutputDir(o.out, o.force);
   const seconds: StageSeconds = {};
   const total = Date.now();
@@ -187,13 +178,18 @@ export async function quickstart(o: QuickstartOptions): Promise<QuickstartResult
   };
   const summary: QuickstartResult = {
     dir, runDir: run.runDir, checkpoint: run.checkpoint, backend: run.backend, steps: run.steps, tokens: run.tokens,
-    firstLoss: run.firstLoss, lastLoss: run.lastLoss, nextState: run.result.tables, fit, seconds,
+    firstLoss: run.firstLoss, lastLoss: run.lastLoss, budget: run.budget, machine: run.machine, tokensPerS: run.tokensPerS,
+    heldOut: { split: data.evalSplit, programs: data.testTraces.length }, nextState: run.result.tables, sessions: run.sessions, cruxeval: run.cruxeval, fit, seconds,
   };
   writeJson(path.join(dir, 'quickstart.json'), {
     ...summary,
     nextState: undefined,
     full_match_model: ratesOf(run.result.tables[run.completer.name], 'full'),
     full_match_baseline: ratesOf(run.result.tables.baseline, 'full'),
+    src_baseline: ratesOf(run.result.tables.baseline, 'src'),
+    full_match_naive: ratesOf(run.result.tables.naive, 'full'),
+    // The whole tables (intervals, programs, exit shares) live in run/eval/next_state.json.
+    cruxeval: run.cruxeval && { file: run.cruxeval.file, programs: run.cruxeval.programs, protocol: run.cruxeval.protocol.byTask, trivial: run.cruxeval.trivial, full_match_model: ratesOf(run.cruxeval.nextState[run.completer.name], 'full'), full_match_baseline: ratesOf(run.cruxeval.nextState.baseline, 'full') },
     src_model: ratesOf(run.result.tables[run.completer.name], 'src'),
     [`full_match_${FREE_SRC_NAME}`]: ratesOf(run.result.tables[FREE_SRC_NAME], 'full'),
     [`src_${FREE_SRC_NAME}`]: ratesOf(run.result.tables[FREE_SRC_NAME], 'src'),

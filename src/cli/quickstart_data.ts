@@ -10,24 +10,29 @@ import { sampleDocuments } from '../ndl/generate';
 import { writeDocumentsSidecar } from '../ndl/run';
 import { ProgramsConfigSchema } from '../programs/config';
 import { pySourceDocuments } from '../programs/loaders';
-import { generateCorpus } from '../programs/pipeline';
-import { splitRecords } from '../programs/splits';
+import { generateCorpus, type GenerateSummary } from '../programs/pipeline';
+import { onePerProgram, splitByKeys } from '../programs/splits';
 import { tracePrograms } from '../trace';
 import { sandboxTracer } from '../trace/tracers';
 import { Tokenizer } from '../tokenizer';
 import type { ProgramRecord, TraceRecord } from '../trace/types';
-import { RunConfigSchema } from '../train/run_config';
+import { rowLenOf } from '../data/batch';
+import { loadRunConfigFile, trainingSeqLen } from '../train/run_config';
 import { loadConfig } from '../util/config';
 import { replaceFileAtomic } from '../util/fsync';
+import { UserError } from '../util/errors';
 import { Progress } from '../util/progress';
-import { done, pct, stage, type QuickstartOptions, type StageSeconds } from './quickstart_options';
+import { done, pct, stage, type EvalSplit, type QuickstartOptions, type StageSeconds } from './quickstart_options';
 
 export interface QuickstartData {
   dataDir: string;
+  /** Which split the held-out programs come from (--eval-split; test unless choosing a recipe). */
+  evalSplit: EvalSplit;
+  /** Traces of the held-out programs, one record per distinct program, of evalSplit. */
   testTraces: TraceRecord[];
   /** NDL documents of the held-out programs (sampled like the training ones): the SRC-token measure reads them. */
   testDocuments: string;
-  /** The model's context (max_seq_len): documents are at most seqLen + 1 tokens. */
+  /** The context T the run trains at (train/run_config.ts trainingSeqLen): documents are at most one row, T+1 tokens. */
   seqLen: number;
   /** NDL documents written, and left out because program + first frame exceed a row. */
   documents: { written: number; tooLong: number };
@@ -47,21 +52,29 @@ async function makePrograms(o: QuickstartOptions, dir: string): Promise<Record<'
   const config = loadConfig(ProgramsConfigSchema, { file: o.programsConfig });
   const tracer = sandboxTracer(o.workers, { maxEvents: config.filter.maxEvents + 16 });
   const records: ProgramRecord[] = [];
+  const keys: string[] = [];
   const bar = new Progress('      programs', o.programs);
+  let summary: GenerateSummary;
   try {
-    await generateCorpus({
+    summary = await generateCorpus({
       n: o.programs,
       seed: o.seed,
       config,
       tracer: tracer.trace,
-      write: (r) => records.push(r),
+      write: (r, key) => {
+        records.push(r);
+        keys.push(key);
+      },
       onProgress: (accepted, candidates) => bar.tick(accepted - bar.count, { candidates }),
     });
   } finally {
     await tracer.close();
   }
   bar.finish();
-  const split = await splitRecords(records);
+  // A short corpus would quietly shrink every split (and the held-out set): say so instead.
+  if (summary.stopped) throw new UserError(`quickstart --programs ${o.programs}: ${summary.stopped}`);
+  // The generator already parsed every program: split by its keys rather than parse them again.
+  const split = splitByKeys(records, keys);
   for (const [name, recs] of Object.entries(split.records)) writeJsonl(path.join(dir, `${name}.jsonl`), recs);
   return split.records;
 }
@@ -82,7 +95,7 @@ const TRAIN_FORWARD_SHARE = 2;
  * tokenizer), so every row the model trains on shows the program it debugs.
  */
 function makeDocuments(o: QuickstartOptions, traces: TraceRecord[], file: string, tok: Tokenizer, seqLen: number, forwardShare: number): { documents: number; tooLong: number } {
-  const sampler = { ...defaultSamplerConfig(), maxTokens: seqLen + 1, forwardShare };
+  const sampler = { ...defaultSamplerConfig(), maxTokens: rowLenOf(seqLen), forwardShare };
   const countTokens = (text: string) => tok.encodeIds(text).length;
   let tooLong = 0;
   const docs = traces.flatMap((t) => {
@@ -116,26 +129,32 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
   done(`${path.join(dir, 'programs')}/{train,validation,test}.jsonl: ${programs.train.length}/${programs.validation.length}/${programs.test.length} records`, t, seconds, 'programs');
 
   t = Date.now();
-  stage(2, 'trace', `tracing the train and test programs in the sandbox (${o.workers} workers)`);
+  const split = o.evalSplit;
+  stage(2, 'trace', `tracing the train programs and ${o.evalPrograms} distinct ${split} programs in the sandbox (${o.workers} workers)`);
   const trainTraces = await tracePrograms(programs.train, o.workers);
-  const testPrograms = programs.test.slice(0, o.evalPrograms);
-  const testTraces = await tracePrograms(testPrograms, o.workers);
+  // One record per distinct program: a program's inputs share its code, so records would count
+  // the same program up to twice (100 records were 68 programs).
+  const heldOut = onePerProgram(programs[split], o.evalPrograms);
+  if (heldOut.length < o.evalPrograms) process.stderr.write(`      note: the ${split} split holds only ${heldOut.length} distinct programs (--eval-programs ${o.evalPrograms}); generate more with --programs\n`);
+  const testTraces = await tracePrograms(heldOut, o.workers);
   writeJsonl(path.join(dir, 'traces', 'train.jsonl'), trainTraces);
-  writeJsonl(path.join(dir, 'traces', 'test.jsonl'), testTraces);
-  done(`${path.join(dir, 'traces')}/{train,test}.jsonl: ${trainTraces.length} + ${testTraces.length} runs`, t, seconds, 'trace');
+  writeJsonl(path.join(dir, 'traces', `${split}.jsonl`), testTraces);
+  done(`${path.join(dir, 'traces')}/{train,${split}}.jsonl: ${trainTraces.length} + ${testTraces.length} runs (${testTraces.length} distinct ${split} programs)`, t, seconds, 'trace');
 
-  const seqLen = loadConfig(RunConfigSchema, { file: o.config, overrides: o.set }).model.max_seq_len;
+  // The data is built for the run stage 6 trains: at the context that run will resolve to.
+  const seqLen = trainingSeqLen(loadRunConfigFile(o.config, o.set));
+  const rowLen = rowLenOf(seqLen);
   const tokenizer = await Tokenizer.load(o.tokenizer);
 
   t = Date.now();
-  stage(3, 'ndl', `sampling ${o.docsPerProgram} NDL documents per program (forward:inverse ${TRAIN_FORWARD_SHARE}:1), each within ${seqLen + 1} tokens`);
+  stage(3, 'ndl', `sampling ${o.docsPerProgram} NDL documents per program (forward:inverse ${TRAIN_FORWARD_SHARE}:1), each within ${rowLen} tokens`);
   const ndlFile = path.join(dir, 'ndl', 'train.jsonl');
   const docs = makeDocuments(o, trainTraces, ndlFile, tokenizer, seqLen, TRAIN_FORWARD_SHARE);
   const sampled = docs.documents + docs.tooLong;
-  const testDocuments = path.join(dir, 'ndl', 'test.jsonl');
+  const testDocuments = path.join(dir, 'ndl', `${split}.jsonl`);
   const testDocs = makeDocuments({ ...o, docsPerProgram: TEST_DOCS_PER_PROGRAM }, testTraces, testDocuments, tokenizer, seqLen, TEST_FORWARD_SHARE);
   done(
-    `${ndlFile}: ${docs.documents} documents; ${pct(docs.documents, sampled)} fit the context (${docs.tooLong} left out: program + first frame > ${seqLen + 1} tokens); ${testDocuments}: ${testDocs.documents} of the held-out programs`,
+    `${ndlFile}: ${docs.documents} documents; ${pct(docs.documents, sampled)} fit the context (${docs.tooLong} left out: program + first frame > ${rowLen} tokens); ${testDocuments}: ${testDocs.documents} of the held-out programs`,
     t,
     seconds,
     'ndl',
@@ -148,7 +167,7 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
   done(`${codeFile}: ${codeStats.files} files, ${(codeStats.bytes / 2 ** 20).toFixed(2)} MiB`, t, seconds, 'code');
 
   t = Date.now();
-  stage(5, 'data', `tokenizing (${path.basename(o.tokenizer)}) and packing rows of ${seqLen + 1} tokens into Arrow shards`);
+  stage(5, 'data', `tokenizing (${path.basename(o.tokenizer)}) and packing rows of ${rowLen} tokens into Arrow shards`);
   const dataDir = path.join(dir, 'data');
   const manifest = await buildDataset({
     sources: [
@@ -170,5 +189,5 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
   const packing = manifest.sources.map((src) => `${src.name}: ${src.packing?.mode}, ${src.packing?.documentsSplit} split, ${pct(src.packing?.paddingFraction ?? 0, 1)} padding`);
   done(`${dataDir}/manifest.json (${packing.join('; ')})`, t, seconds, 'data');
 
-  return { dataDir, testTraces, testDocuments, seqLen, documents: { written: docs.documents, tooLong: docs.tooLong } };
+  return { dataDir, evalSplit: split, testTraces, testDocuments, seqLen, documents: { written: docs.documents, tooLong: docs.tooLong } };
 }

@@ -22,6 +22,16 @@ export interface TokenBatch {
   docIds?: Int32Array;
 }
 
+/**
+ * The two names of the context length, used everywhere in code: `seqLen` is T, the positions a
+ * model reads (a run's `data.seq_len`, capped by `model.max_seq_len`); `rowLen` is T+1, the
+ * tokens of one training row (T inputs, T targets, overlapping in all but the ends). A
+ * document fits a model whole when it is at most one row. docs/data.md, "The context length".
+ */
+export function rowLenOf(seqLen: number): number {
+  return seqLen + 1;
+}
+
 /** Targets that count in the loss: Σ lossMask (column 0 is 0 by the type's invariant). */
 export function targetCount(b: TokenBatch): number {
   let n = 0;

@@ -11,7 +11,7 @@ import { Rng } from '../util/rng';
 import { UserError } from '../util/errors';
 import { DocumentEncoder } from './encode';
 import { RowPacker, WholeDocumentPacker, type EncodedDocument, type PackStats } from './pack';
-import { MANIFEST_FILE, MANIFEST_FORMAT, tokenDtypeFor, writeManifest, type Manifest, type ManifestSource, type ShardEntry, type SplitName } from './manifest';
+import { MANIFEST_FILE, MANIFEST_FORMAT, tokenDtypeFor, writeManifest, type Manifest, type ManifestSource, type ShardEntry, type DataSplit } from './manifest';
 import type { ShardIdentity } from './shard';
 import { ShardSink } from './shard_sink';
 import { readDocuments, readSidecar, type SourceKind, type SourceSpec } from './sources';
@@ -126,9 +126,9 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
     for (const spec of opts.sources) {
       const sidecar = readSidecar(spec);
       const whole = (opts.wholeDocumentKinds ?? DEFAULT_WHOLE_DOCUMENT_KINDS).includes(spec.kind);
-      const writer = (split: SplitName) =>
+      const writer = (split: DataSplit) =>
         new SplitWriter(opts.out, rowsPerShard, rowLen, { tokenizerSha256: tok.sha256, seqLen: opts.seqLen, tokenDtype, source: spec.name, split }, tok.padId, whole);
-      const writers: Record<SplitName, SplitWriter> = { train: writer('train'), val: writer('val') };
+      const writers: Record<DataSplit, SplitWriter> = { train: writer('train'), val: writer('val') };
       await encodeSource(spec, pool, opts, writers);
       writers.train.finish();
       writers.val.finish();
@@ -182,10 +182,10 @@ function packingSummary(whole: boolean, a: PackStats, b: PackStats): NonNullable
 }
 
 /** Streams one source through the pool, keeping a bounded number of tasks in flight, packing in order. */
-async function encodeSource(spec: SourceSpec, pool: DocumentEncoder, opts: BuildOptions, writers: Record<SplitName, SplitWriter>): Promise<void> {
+async function encodeSource(spec: SourceSpec, pool: DocumentEncoder, opts: BuildOptions, writers: Record<DataSplit, SplitWriter>): Promise<void> {
   const progress = new Progress(`build ${spec.name}`, undefined, process.stderr, opts.quiet);
   const maxInFlight = Math.max(2, opts.workers * 2);
-  const inFlight: Array<{ splits: SplitName[]; bytes: number[]; result: Promise<EncodedDocument[]> }> = [];
+  const inFlight: Array<{ splits: DataSplit[]; bytes: number[]; result: Promise<EncodedDocument[]> }> = [];
   const drainOne = async () => {
     const task = inFlight.shift()!;
     const docs = await task.result;
@@ -193,7 +193,7 @@ async function encodeSource(spec: SourceSpec, pool: DocumentEncoder, opts: Build
     progress.tick(docs.length, { MB: ((writers.train.textBytes + writers.val.textBytes) / 2 ** 20).toFixed(1) });
   };
   let texts: string[] = [];
-  let splits: SplitName[] = [];
+  let splits: DataSplit[] = [];
   let bytes: number[] = [];
   let taskBytes = 0;
   const submit = async () => {

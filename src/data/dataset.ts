@@ -7,7 +7,7 @@ import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { UserError } from '../util/errors';
-import { MANIFEST_FILE, readManifest, type Manifest, type ManifestSource, type ShardEntry, type SplitName } from './manifest';
+import { MANIFEST_FILE, readManifest, type Manifest, type ManifestSource, type ShardEntry, type DataSplit } from './manifest';
 import { readShard, type ShardData } from './shard';
 
 export interface OpenedShard {
@@ -41,7 +41,7 @@ export interface OpenOptions {
   tokenizerSha256?: string;
 }
 
-export function openDatasets(dirs: string[], split: SplitName, opts: OpenOptions = {}): OpenedDataset {
+export function openDatasets(dirs: string[], split: DataSplit, opts: OpenOptions = {}): OpenedDataset {
   if (!dirs.length) throw new UserError('no data set given');
   const sources: OpenedSource[] = [];
   let first: { m: Manifest; file: string } | undefined;
@@ -94,7 +94,7 @@ export function openDatasets(dirs: string[], split: SplitName, opts: OpenOptions
 }
 
 /** Reads and fully checks one shard of an opened source. */
-export function loadShard(src: OpenedSource, shardIndex: number, split: SplitName, verifySha256: boolean): ShardData {
+export function loadShard(src: OpenedSource, shardIndex: number, split: DataSplit, verifySha256: boolean): ShardData {
   const sh = src.shards[shardIndex];
   return readShard({
     file: sh.file,

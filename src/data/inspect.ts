@@ -6,12 +6,12 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { UserError } from '../util/errors';
 import { loadShard, openDatasets } from './dataset';
-import { MANIFEST_FILE, readManifest, type SplitName } from './manifest';
+import { MANIFEST_FILE, readManifest, type DataSplit } from './manifest';
 import { loadTextTokenizer, type TextTokenizer } from '../tokenizer';
 
 export interface InspectOptions {
   dir: string;
-  split: SplitName;
+  split: DataSplit;
   source?: string;
   row: number;
   /** Override the tokenizer path recorded in the manifest. */

@@ -99,7 +99,8 @@ export const ManifestSchema = z
 export type Manifest = z.infer<typeof ManifestSchema>;
 export type ManifestSource = Manifest['sources'][number];
 export type ShardEntry = z.infer<typeof ShardEntrySchema>;
-export type SplitName = 'train' | 'val';
+/** A data set's row split (by document, data/build.ts isValidationDocument): not a program split (programs/splits.ts ProgramSplit). */
+export type DataSplit = 'train' | 'val';
 
 export function readManifest(dir: string): Manifest {
   const file = path.join(dir, MANIFEST_FILE);

@@ -15,7 +15,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { UserError } from '../util/errors';
 import { loadShard, openDatasets } from './dataset';
-import { MANIFEST_FILE, readManifest, writeManifest, type Manifest, type ManifestSource, type SplitName } from './manifest';
+import { MANIFEST_FILE, readManifest, writeManifest, type Manifest, type ManifestSource, type DataSplit } from './manifest';
 import { RowPacker, WholeDocumentPacker, emptyPackStats, type EncodedDocument, type PackStats } from './pack';
 import { ShardSink } from './shard_sink';
 
@@ -69,7 +69,7 @@ function checkParts(parts: string[], manifests: Manifest[]): void {
  * in the order of their smallest doc id, so once a row starting at id f is read, every document
  * below f is complete: the buffer holds about one packing window, not the part.
  */
-function* documentsOf(part: string, sourceName: string, split: SplitName, mode: PackMode, verify: boolean): Generator<{ docId: number; doc: EncodedDocument }> {
+function* documentsOf(part: string, sourceName: string, split: DataSplit, mode: PackMode, verify: boolean): Generator<{ docId: number; doc: EncodedDocument }> {
   const opened = openDatasets([part], split);
   const src = opened.sources.find((s) => s.name === sourceName)!;
   const rowLen = opened.rowLen;
@@ -144,8 +144,8 @@ export function mergeDatasets(opts: MergeOptions): Manifest {
   const rowsPerShard = Math.max(1, Math.floor(first.packing.shardBytesMax / rowBytes));
   const sources: ManifestSource[] = first.sources.map((s0, si) => {
     const mode = packModeOf(s0);
-    const stats: Record<SplitName, PackStats> = { train: emptyPackStats(), val: emptyPackStats() };
-    const splitSummary = (split: SplitName): ManifestSource['train'] => {
+    const stats: Record<DataSplit, PackStats> = { train: emptyPackStats(), val: emptyPackStats() };
+    const splitSummary = (split: DataSplit): ManifestSource['train'] => {
       const sink = new ShardSink(opts.out, rowsPerShard, rowLen, { tokenizerSha256: first.tokenizer.sha256, seqLen: first.seqLen, tokenDtype: first.tokenDtype, source: s0.name, split });
       const rowSink = (t: Uint32Array, m: Uint8Array, d: Int32Array) => sink.add(t, m, d);
       const padId = first.tokenizer.padId;

@@ -5,20 +5,16 @@
  * oracle and with corrupted outputs, and the model side with its own tests.
  */
 import { parseNextFrame } from '../ndl/parse';
+import type { PromptBudget } from './budget';
 import type { FramePredictor, NextStateTask, PredictOptions, Prediction } from './types';
 
-/** What a prompt may hold: the model's context length and a token counter for NDL text. */
-export interface PromptBudget {
-  maxSeqLen: number;
-  countTokens: (text: string) => number;
-  /** The longest answer the completer writes (its maxNewTokens); a longer true answer could never be matched. */
-  maxAnswerTokens?: number;
-}
+export type { PromptBudget } from './budget';
 
-/** A prompt that does not fit the model's context; the caller counts it as did_not_fit. */
+
+/** A prompt that does not fit the model's context (budget.ts answerRoom < 1); the caller counts it as did_not_fit. */
 export class PromptTooLongError extends Error {
-  constructor(readonly tokens: number, readonly maxSeqLen: number) {
-    super(`prompt of ${tokens} tokens leaves no room for an answer in a context of ${maxSeqLen}`);
+  constructor(readonly tokens: number, readonly seqLen: number) {
+    super(`prompt of ${tokens} tokens leaves no room for an answer in a context of ${seqLen}`);
   }
 }
 

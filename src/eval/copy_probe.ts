@@ -11,6 +11,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { LlamaModel } from '../model/model';
 import type { Tokenizer } from '../tokenizer';
+import { longestRow } from './budget';
 import { Rng } from '../util/rng';
 
 /** Log-probabilities [T][V] of the next token at each position of one sequence. */
@@ -20,7 +21,7 @@ export interface CopyProbeOptions {
   seed: number;
   /** Sequences drawn. */
   sequences: number;
-  /** Pieces per copy; the probe's rows hold 1 + 2·length ids. */
+  /** Pieces per copy; the probe's rows hold 1 + 2·length ids, of which the model reads all but the last. */
   length: number;
   bosId: number;
   /** Ids the random pieces are drawn from (ordinary pieces: no NDL tokens, no byte pieces). */
@@ -55,7 +56,8 @@ export function runCopyProbe(logProbs: NextTokenLogProbs, o: CopyProbeOptions): 
   let nFirst = 0;
   let nRepeat = 0;
   for (const ids of copyProbeRows(o)) {
-    const lp = logProbs(ids);
+    // The last id is only a target (as in a training row): the model reads the others.
+    const lp = logProbs(ids.subarray(0, ids.length - 1));
     // Position t predicts ids[t + 1]; the first copy is ids[1..L], the second ids[L+1..2L].
     for (let t = 0; t + 1 < ids.length; t++) {
       const target = ids[t + 1];
@@ -105,9 +107,13 @@ export function ordinaryPieceIds(tokenizer: Tokenizer): number[] {
 
 export const DEFAULT_COPY_PROBE = { seed: 0, sequences: 16, length: 48 };
 
-/** The probe with its defaults on a model and its tokenizer (the length is capped by the context). */
-export function copyProbeOf(model: LlamaModel, tokenizer: Tokenizer, o: Partial<typeof DEFAULT_COPY_PROBE> = {}): CopyProbeResult {
+/**
+ * The probe with its defaults on a model and its tokenizer. The length is capped so that a
+ * probe row (1 + 2·length ids) fits the context `seqLen` (budget.ts fitsRow; default: the
+ * model's max_seq_len, for a checkpoint its trained context).
+ */
+export function copyProbeOf(model: LlamaModel, tokenizer: Tokenizer, o: Partial<typeof DEFAULT_COPY_PROBE> = {}, seqLen = model.config.max_seq_len): CopyProbeResult {
   const opts = { ...DEFAULT_COPY_PROBE, ...o };
-  const length = Math.min(opts.length, Math.floor((model.config.max_seq_len - 1) / 2));
+  const length = Math.min(opts.length, Math.floor((longestRow({ seqLen }) - 1) / 2));
   return runCopyProbe(modelLogProbs(model), { ...opts, length, bosId: tokenizer.bosId, pieceIds: ordinaryPieceIds(tokenizer) });
 }

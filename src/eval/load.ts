@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { BackendChoice, initBackend } from '../model/backend';
+import { BackendChoice, initBackend } from '../backend/backend';
 import { checkpointTokenizerPath, loadModelFromCheckpoint } from '../model/checkpoint';
 import { loadCruxEvalJsonl } from '../programs/loaders';
 import { Tokenizer } from '../tokenizer';
@@ -41,14 +41,15 @@ export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: str
     throw new UserError(`--checkpoint ${spec.checkpoint}: no model.safetensors there (pass a checkpoint directory, e.g. RUN/checkpoints/step-000100)`);
   }
   await initBackend(spec.backend ?? 'auto');
-  const { model } = loadModelFromCheckpoint(spec.checkpoint);
+  const { model, seqLen } = loadModelFromCheckpoint(spec.checkpoint);
   const tokenizerFile = checkpointTokenizerPath(spec.checkpoint);
   if (!tokenizerFile) throw new UserError(`--checkpoint ${spec.checkpoint}: no tokenizer recorded (tokenizer.model or state.json "tokenizer")`);
   const tokenizer = await Tokenizer.load(tokenizerFile);
   if (tokenizer.vocabSize !== model.config.vocab_size) {
     throw new UserError(`tokenizer ${tokenizerFile} has ${tokenizer.vocabSize} ids but the model in ${spec.checkpoint} expects ${model.config.vocab_size}`);
   }
-  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, beams: spec.beams });
+  // Prompts are fitted to the context the checkpoint was trained at, not to max_seq_len.
+  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, beams: spec.beams, seqLen });
 }
 
 /** Programs from a CruxEval-style JSONL file, optionally the first `limit`. */

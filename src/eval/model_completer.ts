@@ -12,7 +12,8 @@ import { beamSearch } from '../model/beam';
 import { generate } from '../model/generate';
 import { EXIT_KINDS, exitToken, STRUCTURE_TOKENS, DOCUMENT_TOKENS } from '../ndl/tokens';
 import type { Tokenizer } from '../tokenizer';
-import { PromptTooLongError, type PromptBudget, type TextCompleter } from './completer';
+import { answerRoom, type PromptBudget } from './budget';
+import { PromptTooLongError, type TextCompleter } from './completer';
 import { SrcConstraint } from './src_constraint';
 import type { PredictOptions } from './types';
 
@@ -23,6 +24,8 @@ export interface ModelCompleterOptions {
   constrainSrc?: boolean;
   /** Beam search with this many beams where decoding is not sampled (model/beam.ts); 1 (the default) is greedy. */
   beams?: number;
+  /** The context T the model was trained at (a checkpoint's checkpointSeqLen); default: its max_seq_len. */
+  seqLen?: number;
 }
 
 /** The longest frame a model completer writes unless told otherwise, in tokens (eval commands and the quickstart). */
@@ -50,7 +53,9 @@ export class ModelCompleter implements TextCompleter {
     ].map((t) => tokenizer.idOf(t));
     this.constrainsSrc = options.constrainSrc ?? true;
     this.name = this.constrainsSrc ? 'model' : FREE_SRC_NAME;
-    this.budget = { maxSeqLen: model.config.max_seq_len, countTokens: (text) => tokenizer.encodeIds(text).length, maxAnswerTokens: options.maxNewTokens };
+    const seqLen = options.seqLen ?? model.config.max_seq_len;
+    if (seqLen > model.config.max_seq_len) throw new Error(`ModelCompleter: context ${seqLen} is longer than the model's max_seq_len ${model.config.max_seq_len}`);
+    this.budget = { seqLen, countTokens: (text) => tokenizer.encodeIds(text).length, maxAnswerTokens: options.maxNewTokens };
   }
 
   /** The same model and tokenizer with SRC decoding constrained or free. */
@@ -60,8 +65,8 @@ export class ModelCompleter implements TextCompleter {
 
   async completeFrame(prefix: string, options: PredictOptions = {}): Promise<string> {
     const ids = this.tokenizer.encode(prefix);
-    const room = this.model.config.max_seq_len - ids.length;
-    if (room < 1) throw new PromptTooLongError(ids.length, this.model.config.max_seq_len);
+    const room = answerRoom(this.budget, ids.length);
+    if (room < 1) throw new PromptTooLongError(ids.length, this.budget.seqLen);
     const greedy = !(options.temperature && options.temperature > 0);
     const constraint = this.constrainsSrc ? SrcConstraint.forPrompt(this.tokenizer, prefix) : undefined;
     const limits = {

@@ -1,6 +1,6 @@
 /**
- * `ndbg eval next-state`: run predictors (the model and the naive baseline) over the same tasks
- * and tabulate exact-match rates per action and component.
+ * `ndbg eval next-state`: run predictors (the model, the rule baseline and the naive one) over
+ * the same tasks and tabulate exact-match rates per action and component.
  */
 import { aggregate, ComponentRates, ratesByAction, ScoredTask, scorePrediction } from './score';
 import type { FramePredictor, NextStateTask } from './types';
@@ -35,23 +35,27 @@ export async function evaluateNextState(
 }
 
 const pct = (x: number | null) => (x === null ? '   -' : `${(100 * x).toFixed(1).padStart(5)}`);
+const interval = ([lo, hi]: [number, number]) => `[${(100 * lo).toFixed(0)}-${(100 * hi).toFixed(0)}]`.padEnd(9);
 
 /**
- * A plain-text table: one row per action (tasks scored, tasks that did not fit the context),
- * for each predictor the full-frame rate and the components, e.g. `step_into  n=40  model full 52.5 evt 90.0 ... | baseline full 20.0 ...`.
+ * A plain-text table: one row per action (tasks scored, distinct programs they come from, tasks
+ * that did not fit the context, the share whose answer is an exit), for each predictor the
+ * full-frame rate with its 95% interval bootstrapped over programs, then the components, e.g.
+ * `step_into  n=100 progs 68 ... | model full 52.5 [43-62] evt 90.0 ... | baseline full 20.0 ...`.
  */
 export function formatTables(tables: NextStateResult['tables']): string {
   const names = Object.keys(tables);
   if (names.length === 0) return '(no results)';
   const actions = Object.keys(tables[names[0]]);
-  const header = ['action'.padEnd(14), 'n'.padStart(5), 'no-fit'.padStart(6)];
-  for (const name of names) header.push(`| ${name}: full   evt   src   arg locals`);
+  const header = ['action'.padEnd(16), 'n'.padStart(5), 'progs'.padStart(5), 'no-fit'.padStart(6), 'exit%'.padStart(5)];
+  for (const name of names) header.push(`| ${name}: full [95% CI]   evt   src [95% CI]   arg locals`);
   const lines = [header.join(' ')];
   for (const action of actions) {
-    const row = [action.padEnd(14), String(tables[names[0]][action].n).padStart(5), String(tables[names[0]][action].didNotFit ?? 0).padStart(6)];
+    const first = tables[names[0]][action];
+    const row = [action.padEnd(16), String(first.n).padStart(5), String(first.programs).padStart(5), String(first.didNotFit ?? 0).padStart(6), pct(first.exitShare)];
     for (const name of names) {
       const r = tables[name][action];
-      row.push(`| ${' '.repeat(name.length)}  ${pct(r.full)} ${pct(r.evt)} ${pct(r.src)} ${pct(r.arg)} ${pct(r.locals)}`);
+      row.push(`| ${' '.repeat(name.length)}  ${pct(r.full)} ${interval(r.ci.full)} ${pct(r.evt)} ${pct(r.src)} ${interval(r.ci.src)} ${pct(r.arg)} ${pct(r.locals)}`);
     }
     lines.push(row.join(' '));
   }
@@ -65,8 +69,8 @@ export function ratesOf(table: Record<string, ComponentRates>, component: 'full'
 
 /**
  * The next_state.json document: per-action maps that `ndbg report` draws as bar charts
- * (full match for the predictor and the baseline, SRC and ARG for the predictor), plus the
- * full tables.
+ * (full match for the predictor, the rule baseline and the naive one, SRC and ARG for the
+ * predictor), plus the full tables (with each row's interval, programs and exit share).
  */
 export function nextStateReport(result: NextStateResult, predictor: string, meta: { programs: number; tasks: number }): Record<string, unknown> {
   const model = result.tables[predictor];
@@ -75,7 +79,8 @@ export function nextStateReport(result: NextStateResult, predictor: string, meta
     ...meta,
     predictor,
     [`full_match_${predictor}`]: ratesOf(model, 'full'),
-    ...(result.tables.baseline ? { full_match_baseline: ratesOf(result.tables.baseline, 'full') } : {}),
+    ...(result.tables.baseline ? { full_match_baseline: ratesOf(result.tables.baseline, 'full'), src_baseline: ratesOf(result.tables.baseline, 'src') } : {}),
+    ...(result.tables.naive ? { full_match_naive: ratesOf(result.tables.naive, 'full') } : {}),
     [`src_${predictor}`]: ratesOf(model, 'src'),
     [`arg_${predictor}`]: ratesOf(model, 'arg'),
     // Tasks per action whose prompt and answer do not fit the model's context: not scored, shown.

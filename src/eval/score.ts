@@ -11,9 +11,13 @@
  */
 import { FORWARD_ACTIONS, INVERSE_ACTIONS } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
+import { bootstrapRate, groupByProgram } from './bootstrap';
 import type { NextStateTask, Outcome, Prediction } from './types';
 
 const ACTION_ORDER: readonly string[] = [...FORWARD_ACTIONS, ...INVERSE_ACTIONS];
+
+/** The row of every table over all actions except continue. */
+export const ALL_BUT_CONTINUE = 'all_but_continue';
 
 export interface ComponentScores {
   full: boolean;
@@ -38,7 +42,19 @@ function sameArg(p: ParsedFrame, t: ParsedFrame): boolean {
   return p.value === undefined && p.elided === t.elided && sameEntries(p.shown, t.shown);
 }
 
-export function scorePrediction(prediction: Prediction, truth: Outcome): ComponentScores {
+/**
+ * Scores a prediction. A rule baseline may carry a second outcome, `bySrc` (baseline.ts): then
+ * SRC and LOCALS are scored on it and the rest on the first, so its row is the best simple rule
+ * per component (its `full` is then not EVT ∧ SRC ∧ ARG of one frame). Models never set it.
+ */
+export function scorePrediction(prediction: Prediction & { bySrc?: Outcome }, truth: Outcome): ComponentScores {
+  const main = scoreOne(prediction, truth);
+  if (!prediction.bySrc) return main;
+  const alt = scoreOne(prediction.bySrc, truth);
+  return { ...main, src: alt.src, locals: alt.locals };
+}
+
+function scoreOne(prediction: Prediction, truth: Outcome): ComponentScores {
   const showsLocals = truth.frame !== undefined && truth.frame.value === undefined;
   if (prediction.error !== undefined) {
     return { full: false, evt: false, src: false, arg: false, locals: showsLocals ? false : undefined, parsed: false };
@@ -75,8 +91,30 @@ export interface ComponentRates {
   /** Over the tasks whose truth shows LOCALS; null when there are none. */
   locals: number | null;
   parsed: number;
+  /** Share of the scored tasks whose true answer is an exit (what "always exit" would get). */
+  exitShare: number;
+  /** Distinct programs the row's tasks come from (what its interval is bootstrapped over). */
+  programs: number;
+  /** 95% bootstrap intervals over programs (bootstrap.ts) of full and SRC. */
+  ci: { full: [number, number]; src: [number, number] };
 }
 
+/** Rates of a set of scored tasks, with their bootstrap intervals over programs. */
+export function aggregateTasks(rows: ScoredTask[]): ComponentRates {
+  const base = aggregate(rows.map((r) => r.scores));
+  const interval = (c: 'full' | 'src'): [number, number] => {
+    const b = bootstrapRate(groupByProgram(rows, (r) => r.task.traceId, (r) => r.scores[c]));
+    return [b.lo, b.hi];
+  };
+  return {
+    ...base,
+    exitShare: rows.length ? rows.filter((r) => r.task.truth.exit !== undefined).length / rows.length : 0,
+    programs: new Set(rows.map((r) => r.task.traceId)).size,
+    ci: { full: interval('full'), src: interval('src') },
+  };
+}
+
+/** Rates of bare scores (no programs known: no intervals). */
 export function aggregate(scores: ComponentScores[]): ComponentRates {
   const n = scores.length;
   const rate = (f: (s: ComponentScores) => boolean) => (n ? scores.filter(f).length / n : 0);
@@ -90,6 +128,9 @@ export function aggregate(scores: ComponentScores[]): ComponentRates {
     arg: rate((s) => s.arg),
     locals: withLocals.length ? withLocals.filter((s) => s.locals).length / withLocals.length : null,
     parsed: rate((s) => s.parsed),
+    exitShare: 0,
+    programs: 0,
+    ci: { full: [0, 0], src: [0, 0] },
   };
 }
 
@@ -105,11 +146,11 @@ export interface ScoredTask {
  * to fit still has a row that says so.
  */
 export function ratesByAction(scored: ScoredTask[], didNotFit: Record<string, number> = {}): Record<string, ComponentRates> {
-  const groups = new Map<string, ComponentScores[]>();
+  const groups = new Map<string, ScoredTask[]>();
   for (const s of scored) {
     const key = s.task.action.kind;
     if (!groups.has(key)) groups.set(key, []);
-    (groups.get(key) as ComponentScores[]).push(s.scores);
+    (groups.get(key) as ScoredTask[]).push(s);
   }
   for (const k of Object.keys(didNotFit)) if (!groups.has(k)) groups.set(k, []);
   // Rows in the vocabulary's action order, whichever action the first task happened to have.
@@ -118,7 +159,14 @@ export function ratesByAction(scored: ScoredTask[], didNotFit: Record<string, nu
     return i < 0 ? ACTION_ORDER.length : i;
   };
   const out: Record<string, ComponentRates> = {};
-  for (const [k, v] of [...groups].sort(([a], [b]) => rank(a) - rank(b))) out[k] = { ...aggregate(v), didNotFit: didNotFit[k] ?? 0 };
-  out.all = { ...aggregate(scored.map((s) => s.scores)), didNotFit: Object.values(didNotFit).reduce((a, b) => a + b, 0) };
+  for (const [k, v] of [...groups].sort(([a], [b]) => rank(a) - rank(b))) out[k] = { ...aggregateTasks(v), didNotFit: didNotFit[k] ?? 0 };
+  const sum = (keys: string[]) => keys.reduce((a, k) => a + (didNotFit[k] ?? 0), 0);
+  out.all = { ...aggregateTasks(scored), didNotFit: sum(Object.keys(didNotFit)) };
+  // continue is "the program's outcome" and an exit almost always: a row without it shows the
+  // actions where a debugger has something to predict.
+  if (groups.has('continue')) {
+    const rest = Object.keys(didNotFit).filter((k) => k !== 'continue');
+    out[ALL_BUT_CONTINUE] = { ...aggregateTasks(scored.filter((s) => s.task.action.kind !== 'continue')), didNotFit: sum(rest) };
+  }
   return out;
 }

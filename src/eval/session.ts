@@ -20,6 +20,7 @@ import { ActionKind, DOCUMENT_TOKENS, exitToken, STRUCTURE_TOKENS as S } from '.
 import type { TrajectoryStep } from '../ndl/types';
 import type { TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
+import { fitsPrompt, type PromptBudget } from './budget';
 import { readPrediction, TextCompleter } from './completer';
 import { Location, ProgramSource, rebuildCall } from './session_source';
 import type { PredictOptions } from './types';
@@ -260,8 +261,7 @@ export class DebugSession {
   /** Whether a prompt leaves room in the model's context for the longest frame we expect back. */
   private fitsContext(prompt: string): boolean {
     const budget = this.completer.budget;
-    if (!budget) return true;
-    return budget.countTokens(prompt) + Math.min(ANSWER_ROOM, Math.floor(budget.maxSeqLen / 4)) <= budget.maxSeqLen;
+    return !budget || fitsPrompt(budget, prompt, sessionAnswerRoom(budget));
   }
 
   /**
@@ -380,8 +380,14 @@ export class DebugSession {
   }
 }
 
-/** Tokens kept free for the model's next frame when deciding whether a session still fits. */
-const ANSWER_ROOM = 64;
+/**
+ * Tokens kept free for the model's next frame when deciding whether a session still fits: 64,
+ * or a quarter of a small context (so a tiny model is not re-anchored on every step). The
+ * session cannot know the next frame's length, so it keeps this room, not the true answer's.
+ */
+export function sessionAnswerRoom(budget: PromptBudget): number {
+  return Math.min(64, Math.floor(budget.seqLen / 4));
+}
 
 /** main's call frame as the formatter writes it: every forward document starts with it. */
 function mainCallNode() {

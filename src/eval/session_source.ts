@@ -134,7 +134,7 @@ function functionSpans(lines: string[]): FunctionSpan[] {
 }
 
 /** Top-level pieces of a parameter list, split at commas outside brackets and strings. */
-function splitParams(text: string): string[] {
+export function splitParams(text: string): string[] {
   const out: string[] = [];
   let depth = 0;
   let quote = '';

@@ -12,6 +12,7 @@ import type { TextTokenizer } from '../tokenizer/types';
 import { STRUCTURE_TOKENS } from '../ndl/tokens';
 import { UserError } from '../util/errors';
 import { invalidLine, readJsonl } from '../util/jsonl';
+import { fitsRow, type PromptBudget } from './budget';
 import type { NextTokenLogProbs } from './copy_probe';
 
 /** The `text` of the first `limit` documents of an NDL JSONL file (`ndbg ndl` output). */
@@ -69,10 +70,10 @@ function argmax(row: Float32Array): number {
 
 /**
  * Scores the SRC spans of the frames (after the context's first `<|frame_sep|>`; the program
- * text itself holds no spans). Documents longer than a training row (maxLen + 1 tokens) are
- * counted, not cut.
+ * text itself holds no spans). Documents longer than a training row (budget.ts fitsRow: the
+ * context seqLen + 1 tokens) are counted, not cut.
  */
-export function srcTokenAccuracy(logProbs: NextTokenLogProbs, tok: TextTokenizer, texts: readonly string[], maxLen: number): SrcTokenAccuracy {
+export function srcTokenAccuracy(logProbs: NextTokenLogProbs, tok: TextTokenizer, texts: readonly string[], budget: Pick<PromptBudget, 'seqLen'>): SrcTokenAccuracy {
   const ids = spanIds(tok);
   let documents = 0;
   let tooLong = 0;
@@ -82,15 +83,15 @@ export function srcTokenAccuracy(logProbs: NextTokenLogProbs, tok: TextTokenizer
   const rest = { hit: 0, n: 0 };
   for (const text of texts) {
     const doc = Int32Array.from(tok.encode(text));
-    // A training row holds max_seq_len + 1 tokens: the last is only a target.
-    if (doc.length > maxLen + 1) {
+    if (!fitsRow(budget, doc.length)) {
       tooLong++;
       continue;
     }
     documents++;
-    const lp = logProbs(doc.subarray(0, Math.min(doc.length, maxLen)));
     const framesFrom = doc.indexOf(ids.frameSep);
     if (framesFrom < 0) continue;
+    // The last token is only a target, as in a training row.
+    const lp = logProbs(doc.subarray(0, doc.length - 1));
     for (let t = framesFrom; t + 1 < doc.length; t++) {
       if (doc[t] !== ids.srcSep) continue;
       // Position u predicts doc[u + 1]: the span's tokens are doc[t+1 .. closer].

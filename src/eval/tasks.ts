@@ -21,7 +21,7 @@ import type { Trajectory, TrajectoryStep } from '../ndl/types';
 import { treeFor } from '../ndl/generate';
 import type { TraceRecord } from '../trace/types';
 import { Rng } from '../util/rng';
-import type { PromptBudget } from './completer';
+import { fitsRow, type PromptBudget } from './budget';
 import type { NextStateTask, Outcome } from './types';
 
 export const ALL_ACTIONS: readonly ActionKind[] = [...FORWARD_ACTIONS, ...INVERSE_ACTIONS];
@@ -32,7 +32,7 @@ export interface TaskOptions {
   perProgram: number;
   /** Most frames walked before the action under test (default: the sampler's maxFrames). */
   maxPrefixFrames?: number;
-  /** When given, prompt + true answer must fit budget.maxSeqLen tokens. */
+  /** When given, prompt + true answer must fit the budget (budget.ts). */
   budget?: PromptBudget;
   sampler?: SamplerConfig;
 }
@@ -128,7 +128,8 @@ export function makeTask(trace: TraceRecord, kind: ActionKind, k: number, option
 export function fitsBudget(prompt: string, answer: string, budget: PromptBudget | undefined): boolean {
   if (!budget) return true;
   if (budget.maxAnswerTokens !== undefined && budget.countTokens(answer) > budget.maxAnswerTokens) return false;
-  return budget.countTokens(prompt + answer) <= budget.maxSeqLen;
+  // Counted as one text, as the model reads it (the tokenizer may join across the cut).
+  return fitsRow(budget, budget.countTokens(prompt + answer));
 }
 
 /** The first frame of `rest` (which starts with <|frame_sep|>) through its <|action_sep|>, or the exit token: what a perfect model writes after a prompt. */

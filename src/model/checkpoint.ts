@@ -10,13 +10,30 @@ import { isNdbgLayout, NDBG_WEIGHTS_METADATA, readSafetensors, TensorMap, writeS
  *   model.safetensors   weights by HF Llama name, model layout (linear weights [in, out]), float32,
  *                       marked {format: ndbg, ndbg_layout: linear-in-out} (files before the mark say
  *                       format: pt and are read the same way: a checkpoint's config.json has a model section)
- *   config.json         the resolved config; its "model" section builds the model
+ *   config.json         the resolved config; its "model" section builds the model, and "seq_len"
+ *                       (CHECKPOINT_SEQ_LEN_KEY) is the context T the weights were trained at
  *   tokenizer.model     optional copy of the sentencepiece model (import-hf writes one)
  *   state.json          optional trainer state; its "tokenizer.path" names the tokenizer used
  */
 export const WEIGHTS_FILE = 'model.safetensors';
 export const CONFIG_FILE = 'config.json';
 export const TOKENIZER_FILE = 'tokenizer.model';
+/** config.json's top-level field holding the context T a checkpoint was trained at (written by src/train/run.ts). */
+export const CHECKPOINT_SEQ_LEN_KEY = 'seq_len';
+
+/**
+ * The context T a checkpoint was trained at, which eval asks every "does it fit?" against:
+ * config.json's "seq_len"; for checkpoints written before it was recorded, the run's
+ * "data.seq_len" when it was set, else the model's max_seq_len (what the data was then built at).
+ */
+export function checkpointSeqLen(raw: Record<string, unknown>, config: ModelConfig): number {
+  const recorded = raw[CHECKPOINT_SEQ_LEN_KEY] ?? (raw.data as { seq_len?: unknown } | undefined)?.seq_len;
+  if (recorded === undefined) return config.max_seq_len;
+  if (!Number.isInteger(recorded) || (recorded as number) < 1 || (recorded as number) > config.max_seq_len) {
+    throw new UserError(`checkpoint config: seq_len ${JSON.stringify(recorded)} must be an integer in 1..model.max_seq_len (${config.max_seq_len})`);
+  }
+  return recorded as number;
+}
 
 /** Fails early (before any work) when `dir` is not a checkpoint directory. */
 export function assertCheckpointDir(dir: string): void {
@@ -54,10 +71,10 @@ export function readCheckpointWeights(dir: string): TensorMap {
 }
 
 /** Builds the model stored in a checkpoint directory (on the current tfjs backend). */
-export function loadModelFromCheckpoint(dir: string): { model: LlamaModel; config: ModelConfig; raw: Record<string, unknown> } {
+export function loadModelFromCheckpoint(dir: string): { model: LlamaModel; config: ModelConfig; raw: Record<string, unknown>; seqLen: number } {
   const { config, raw } = readCheckpointConfig(dir);
   const file = path.join(dir, WEIGHTS_FILE);
-  return { model: LlamaModel.fromWeights(config, readCheckpointWeights(dir), file), config, raw };
+  return { model: LlamaModel.fromWeights(config, readCheckpointWeights(dir), file), config, raw, seqLen: checkpointSeqLen(raw, config) };
 }
 
 /**

@@ -4,8 +4,10 @@ import { Rng } from '../util/rng';
 import { UserError } from '../util/errors';
 import { ModelConfig, headDim, parameterShapes } from './config';
 import { NamedTensor, TensorMap } from './safetensors';
-import { registerGradients } from './gradients';
-import { applyRope, attention, attentionBias, documentBias, headCrossEntropy, rmsNorm, ropeTables, rotateHalfMatrix, swiglu } from './layers';
+import { registerGradients } from '../backend/gradients';
+import { backendKernels, type KernelSet } from '../backend/kernels';
+import type { AttentionWeights, MlpWeights } from '../backend/kernel_set';
+import { attentionBias, ropeTables, rotateHalfMatrix } from './layers';
 
 /**
  * A Llama-style decoder-only transformer in tfjs ops:
@@ -23,6 +25,10 @@ import { applyRope, attention, attentionBias, documentBias, headCrossEntropy, rm
  * normal(0, init_std) for every matrix, except the residual projections o_proj and down_proj which
  * get init_std/sqrt(2·n_layers) (GPT-2's scaling, so the residual stream's variance does not grow
  * with depth); RMSNorm weights are 1.
+ *
+ * Each block runs on a KernelSet (src/backend/kernel_set.ts): by default the one chosen when the
+ * backend started (the fused set), or REFERENCE_KERNELS (src/model/layers.ts), the same
+ * equations as plain tfjs ops, when a caller passes it.
  */
 /** Per-layer key/value tensors [1|B, Hkv, S, hd] for incremental decoding. */
 export interface KvCache {
@@ -40,7 +46,7 @@ export class LlamaModel {
   private readonly rot: tf.Tensor2D;
   private readonly biasCache = new Map<string, tf.Tensor4D>();
 
-  private constructor(readonly config: ModelConfig, init: (name: string, shape: number[]) => Float32Array) {
+  private constructor(readonly config: ModelConfig, init: (name: string, shape: number[]) => Float32Array, readonly kernels: KernelSet) {
     registerGradients();
     // tfjs variable names are global to the process; the suffix lets several models coexist.
     const instance = nextInstance++;
@@ -56,7 +62,7 @@ export class LlamaModel {
   }
 
   /** A freshly initialised model; same config and seed give the same weights bit for bit. */
-  static create(config: ModelConfig, seed: number): LlamaModel {
+  static create(config: ModelConfig, seed: number, kernels: KernelSet = backendKernels()): LlamaModel {
     const residual = config.init_std / Math.sqrt(2 * config.n_layers);
     return new LlamaModel(config, (name, shape) => {
       const n = shape.reduce((a, b) => a * b, 1);
@@ -66,7 +72,7 @@ export class LlamaModel {
       const rng = Rng.from(seed, 'init', name);
       for (let i = 0; i < n; i++) out[i] = rng.normal() * std;
       return out;
-    });
+    }, kernels);
   }
 
   /** Throws a UserError naming the first problems if `weights` do not fit `config` exactly. */
@@ -83,9 +89,9 @@ export class LlamaModel {
   }
 
   /** A model holding the given weights (model layout, see getWeights); every parameter must be present. */
-  static fromWeights(config: ModelConfig, weights: TensorMap, source = 'weights'): LlamaModel {
+  static fromWeights(config: ModelConfig, weights: TensorMap, source = 'weights', kernels: KernelSet = backendKernels()): LlamaModel {
     LlamaModel.checkWeights(config, weights, source);
-    return new LlamaModel(config, (name) => (weights.get(name) as NamedTensor).data);
+    return new LlamaModel(config, (name) => (weights.get(name) as NamedTensor).data, kernels);
   }
 
   private p(name: string): tf.Variable {
@@ -153,33 +159,21 @@ export class LlamaModel {
    */
   private hidden(ids: tf.Tensor2D, docIds: tf.Tensor2D | undefined, cache?: KvCache): { h: tf.Tensor2D; cache?: KvCache } {
     const c = this.config;
+    const K = this.kernels;
     const [B, T] = ids.shape;
-    const hd = headDim(c);
+    const heads = { B, T, H: c.n_heads, Hkv: c.n_kv_heads, hd: headDim(c) };
     const g = c.n_heads / c.n_kv_heads;
     const offset = cache?.length ?? 0;
     if (offset + T > c.max_seq_len) throw new UserError(`sequence of ${offset + T} tokens exceeds max_seq_len ${c.max_seq_len}`);
-    const cos = tf.slice(this.cos, [offset, 0], [T, hd]);
-    const sin = tf.slice(this.sin, [offset, 0], [T, hd]);
+    const rope = { cos: tf.slice(this.cos, [offset, 0], [T, heads.hd]), sin: tf.slice(this.sin, [offset, 0], [T, heads.hd]), rot: this.rot };
     const S = offset + T;
-    const bias = docIds && c.doc_attention_mask && !cache ? documentBias(docIds, this.causalBias(T, T, 0, 1), g) : this.causalBias(T, S, offset, g);
-    const H = c.n_heads;
-    const Hkv = c.n_kv_heads;
+    const bias = docIds && c.doc_attention_mask && !cache ? K.documentBias(docIds, this.causalBias(T, T, 0, 1), g) : this.causalBias(T, S, offset, g);
     let x = tf.gather(this.p('model.embed_tokens.weight'), tf.reshape(ids, [-1])) as tf.Tensor2D;
     const newCache: KvCache | undefined = cache ? { k: [], v: [], length: S } : undefined;
     for (let i = 0; i < c.n_layers; i++) {
       const l = `model.layers.${i}`;
-      // One product for q, k and v ([d, d] weights concatenated: cheap, and one large matmul
-      // runs faster than three), heads split once. The norm's weight scales the rows of the
-      // fused weight (see rmsNorm) and the attention scale 1/√hd rides on Wq.
-      const n1 = rmsNorm(x, undefined, c.norm_eps) as tf.Tensor2D;
-      const wq = tf.mul(this.p(`${l}.self_attn.q_proj.weight`), 1 / Math.sqrt(hd));
-      const wqkv = tf.mul(tf.concat([wq, this.p(`${l}.self_attn.k_proj.weight`), this.p(`${l}.self_attn.v_proj.weight`)], 1), this.normColumn(`${l}.input_layernorm.weight`));
-      const qkv = tf.transpose(tf.reshape(tf.matMul(n1, wqkv), [B, T, H + 2 * Hkv, hd]), [0, 2, 1, 3]) as tf.Tensor4D;
-      const [qk, v0] = tf.split(qkv, [H + Hkv, Hkv], 1) as [tf.Tensor4D, tf.Tensor4D];
-      // RoPE on the q and k heads at once.
-      const [q, k0] = tf.split(applyRope(qk, cos, sin, this.rot), [H, Hkv], 1) as [tf.Tensor4D, tf.Tensor4D];
-      let k = k0;
-      let v = v0;
+      // x += o_proj(attention(q, k, v)),  q, k, v = rope(proj(rmsnorm(x)))
+      let { q, k, v } = K.qkv(x, this.attentionWeights(l), heads, rope, c.norm_eps);
       if (cache && newCache) {
         if (offset > 0) {
           k = tf.concat([cache.k[i], k], 2);
@@ -188,20 +182,21 @@ export class LlamaModel {
         newCache.k.push(tf.keep(k));
         newCache.v.push(tf.keep(v));
       }
-      const a = attention(q, k, v, bias);
-      x = tf.add(x, tf.matMul(a, this.p(`${l}.self_attn.o_proj.weight`)));
-      const n2 = rmsNorm(x, undefined, c.norm_eps) as tf.Tensor2D;
-      const w2 = this.normColumn(`${l}.post_attention_layernorm.weight`);
-      const gate = tf.matMul(n2, tf.mul(this.p(`${l}.mlp.gate_proj.weight`), w2)) as tf.Tensor2D;
-      const up = tf.matMul(n2, tf.mul(this.p(`${l}.mlp.up_proj.weight`), w2)) as tf.Tensor2D;
-      x = tf.add(x, tf.matMul(swiglu(gate, up), this.p(`${l}.mlp.down_proj.weight`)));
+      x = tf.add(x, tf.matMul(K.attention(q, k, v, bias), this.p(`${l}.self_attn.o_proj.weight`)));
+      // x += down_proj(silu(gate_proj(n)) · up_proj(n)),  n = rmsnorm(x)
+      x = tf.add(x, K.mlp(x, this.mlpWeights(l), c.norm_eps));
     }
-    return { h: rmsNorm(x, this.p('model.norm.weight'), c.norm_eps) as tf.Tensor2D, cache: newCache };
+    return { h: K.rmsNorm(x, this.p('model.norm.weight'), c.norm_eps), cache: newCache };
   }
 
-  /** The named RMSNorm weight as a column [d, 1]: multiplying a [d, out] weight by it is diag(w)·W. */
-  private normColumn(normWeight: string): tf.Tensor2D {
-    return tf.reshape(this.p(normWeight), [-1, 1]) as tf.Tensor2D;
+  private attentionWeights(l: string): AttentionWeights {
+    const w = (n: string) => this.p(`${l}.${n}.weight`) as tf.Tensor2D;
+    return { norm: w('input_layernorm'), q: w('self_attn.q_proj'), k: w('self_attn.k_proj'), v: w('self_attn.v_proj') };
+  }
+
+  private mlpWeights(l: string): MlpWeights {
+    const w = (n: string) => this.p(`${l}.${n}.weight`) as tf.Tensor2D;
+    return { norm: w('post_attention_layernorm'), gate: w('mlp.gate_proj'), up: w('mlp.up_proj'), down: w('mlp.down_proj') };
   }
 
   private head(h: tf.Tensor2D): tf.Tensor2D {
@@ -255,7 +250,7 @@ export class LlamaModel {
     return tf.tidy(() => {
       const { h } = this.hidden(tf.tensor2d(inputs, [B, T], 'int32'), docIds && tf.tensor2d(docIds, [B, T], 'int32'));
       const tied = this.config.tie_embeddings;
-      return headCrossEntropy(h, this.p(tied ? 'model.embed_tokens.weight' : 'lm_head.weight') as tf.Tensor2D, tied, targets, weights, reduction);
+      return this.kernels.headCrossEntropy(h, this.p(tied ? 'model.embed_tokens.weight' : 'lm_head.weight') as tf.Tensor2D, tied, targets, weights, reduction);
     });
   }
 

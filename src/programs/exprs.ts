@@ -310,8 +310,13 @@ const P: Record<string, Array<[number, Production]>> = {
   ],
 };
 
-/** Thrown by a sub-expression request for a type that no variable in scope has. */
-class NoSource extends Error {}
+/**
+ * Thrown by a sub-expression request for a type that no variable in scope has. Not an Error, and
+ * one shared instance: it is control flow thrown thousands of times per program, and capturing
+ * an Error's stack trace each time was a third of the generator's time.
+ */
+class NoSource {}
+const NO_SOURCE = new NoSource();
 let nesting = 0;
 
 /**
@@ -325,7 +330,7 @@ export function gen(s: Scope, ty: Ty, budget: number): Expr {
   if (!prods) throw new Error(`gen: no productions for ${ty}`);
   const rng = s.fn.rng;
   const sub = nesting > 0;
-  if (sub && ty !== 'int' && ty !== 'bool' && !s.has(ty) && rng.bool(0.9)) throw new NoSource();
+  if (sub && ty !== 'int' && ty !== 'bool' && !s.has(ty) && rng.bool(0.9)) throw NO_SOURCE;
   if (budget <= 0) return v(s, ty) ?? constant(s, ty);
   const weights = prods.map(([w]) => w);
   let fallback: Expr | undefined;

@@ -10,7 +10,8 @@ import { codeFacts, type CodeFacts } from './normalize';
  * corpus. Code that does not parse is keyed by its exact text.
  */
 export const SPLITS = ['train', 'validation', 'test'] as const;
-export type SplitName = (typeof SPLITS)[number];
+/** A program split (held out by program): not a data set's train/val rows (data/manifest.ts DataSplit). */
+export type ProgramSplit = (typeof SPLITS)[number];
 
 export interface SplitFractions {
   train: number;
@@ -36,7 +37,7 @@ export function programKey(code: string, facts: CodeFacts): string {
 }
 
 /** Split of a program key: uniform in [0,1) from sha256(salt + key), cut at the fractions. */
-export function splitOf(key: string, fractions: SplitFractions = DEFAULT_FRACTIONS, salt = ''): SplitName {
+export function splitOf(key: string, fractions: SplitFractions = DEFAULT_FRACTIONS, salt = ''): ProgramSplit {
   const h = createHash('sha256').update(`${salt}\u0000${key}`).digest();
   const u = (h.readUInt32BE(0) * 2 ** 21 + (h.readUInt32BE(4) >>> 11)) / 2 ** 53;
   if (u < fractions.train) return 'train';
@@ -45,13 +46,17 @@ export function splitOf(key: string, fractions: SplitFractions = DEFAULT_FRACTIO
 }
 
 export interface SplitResult {
-  records: Record<SplitName, ProgramRecord[]>;
-  programs: Record<SplitName, number>;
+  records: Record<ProgramSplit, ProgramRecord[]>;
+  programs: Record<ProgramSplit, number>;
 }
 
 /** Assigns every record to a split by its program; record order is kept within each split. */
 export async function splitRecords(records: ProgramRecord[], fractions = DEFAULT_FRACTIONS, salt = ''): Promise<SplitResult> {
-  const keys = await programKeys(records);
+  return splitByKeys(records, await programKeys(records), fractions, salt);
+}
+
+/** splitRecords with the program keys already known (`keys[i]` is records[i]'s programKey). */
+export function splitByKeys(records: ProgramRecord[], keys: string[], fractions = DEFAULT_FRACTIONS, salt = ''): SplitResult {
   const out: SplitResult = { records: { train: [], validation: [], test: [] }, programs: { train: 0, validation: 0, test: 0 } };
   const seen = new Set<string>();
   records.forEach((r, i) => {
@@ -62,6 +67,22 @@ export async function splitRecords(records: ProgramRecord[], fractions = DEFAULT
       out.programs[split]++;
     }
   });
+  return out;
+}
+
+/**
+ * The first record of each distinct program (by code: a program's records share it), in record
+ * order, at most `n`: a held-out set that counts programs, not inputs.
+ */
+export function onePerProgram<R extends { code: string }>(records: R[], n: number): R[] {
+  const seen = new Set<string>();
+  const out: R[] = [];
+  for (const r of records) {
+    if (out.length >= n) break;
+    if (seen.has(r.code)) continue;
+    seen.add(r.code);
+    out.push(r);
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { fusedOps } from '../model/fused_ops';
+import { backendKernels, type KernelSet } from '../backend/kernels';
+import { flattenGroup } from '../backend/kernel_set';
 
 /**
  * AdamW (Loshchilov & Hutter) with decoupled weight decay, written on tfjs tensors so every
@@ -9,7 +10,9 @@ import { fusedOps } from '../model/fused_ops';
  *   p ← p·(1 − lr·wd) − lr · (m / (1−β1^t)) / (√(v / (1−β2^t)) + ε)
  *
  * which is PyTorch's torch.optim.AdamW. The decay multiplies the weights directly (decoupled),
- * and only parameters selected by `decays(name, shape)` get it.
+ * and only parameters selected by `decays(name, shape)` get it. The kernel set (by default the
+ * one chosen at backend start) supplies Σg² and, when it runs the native library, the one-op
+ * update; the gradients it receives have one layout either way (groupGrads).
  */
 export interface AdamWOptions {
   beta1: number;
@@ -54,6 +57,7 @@ export class AdamW {
   constructor(
     readonly params: NamedParam[],
     readonly opts: AdamWOptions,
+    readonly kernels: KernelSet = backendKernels(),
   ) {
     for (const decay of [true, false]) {
       const members = params.filter((p) => p.decay === decay);
@@ -70,28 +74,25 @@ export class AdamW {
   }
 
   /**
-   * The gradients of each group as the update reads them (caller disposes): one flat vector per
-   * group, or, with the fused ops, the parameters' own gradients (clones: the fused AdamW reads
-   * them in place, so nothing is concatenated).
+   * The gradients of each group as the update reads them (caller disposes): per group, a copy
+   * of each parameter's gradient in the parameter's shape, whichever kernel set runs (the fused
+   * AdamW reads them in place; the tfjs update flattens each group into one vector).
    */
   groupGrads(grads: Map<string, tf.Tensor>): tf.Tensor[][] {
-    const fused = fusedOps() !== undefined;
     return this.groups.map((grp) =>
-      tf.tidy(() => {
-        const parts = grp.params.map((p) => {
+      tf.tidy(() =>
+        grp.params.map((p) => {
           const g = grads.get(p.name);
           if (!g) throw new Error(`AdamW: no gradient for parameter ${p.name}`);
-          return fused ? tf.clone(g) : tf.reshape(g, [-1]);
-        });
-        return fused ? parts : [parts.length === 1 ? parts[0] : tf.concat(parts)];
-      }),
+          return tf.clone(g);
+        }),
+      ),
     );
   }
 
-  /** Σ g² over groupGrads' tensors (the squared global norm): one fused op, or a square and a sum per group. */
+  /** Σ g² over groupGrads' tensors (the squared global norm), by the kernel set. */
   sumOfSquares(groups: tf.Tensor[][]): tf.Scalar {
-    const fused = fusedOps();
-    return tf.tidy(() => (fused ? fused.sumSquares(groups.flat()) : (tf.addN(groups.flat().map((g) => tf.sum(tf.square(g)))) as tf.Scalar)));
+    return this.kernels.sumSquares(groups);
   }
 
   /**
@@ -119,10 +120,10 @@ export class AdamW {
     const { beta1, beta2, eps, weightDecay } = this.opts;
     const bc1 = 1 - Math.pow(beta1, this.t);
     const sqrtBc2 = Math.sqrt(1 - Math.pow(beta2, this.t));
-    const fused = fusedOps();
+    const fused = this.kernels.native;
     this.groups.forEach((grp, gi) => {
       tf.tidy(() => {
-        if (fused && groups[gi].length === grp.params.length) {
+        if (fused) {
           // One pass reading p, m, v and g once (native/ndbg_ops.cc), with the same float32
           // scalars and order of operations as below; no concat/split of the parameters.
           const decay = grp.decay && weightDecay > 0 ? 1 - lr * weightDecay : 1;
@@ -133,11 +134,11 @@ export class AdamW {
           grp.v.assign(out[grp.params.length + 1]);
           return;
         }
-        const g = groups[gi][0];
+        const g = flattenGroup(groups[gi]);
         const mNew = tf.add(tf.mul(grp.m, beta1), tf.mul(g, (1 - beta1) * gradScale));
         const vNew = tf.add(tf.mul(grp.v, beta2), tf.mul(tf.square(g), (1 - beta2) * gradScale * gradScale));
         const update = tf.div(tf.mul(mNew, (lr * sqrtBc2) / bc1), tf.add(tf.sqrt(vNew), eps * sqrtBc2));
-        const current = grp.params.length === 1 ? tf.reshape(grp.params[0].variable, [-1]) : tf.concat(grp.params.map((p) => tf.reshape(p.variable, [-1])));
+        const current = flattenGroup(grp.params.map((p) => p.variable));
         const decayed = grp.decay && weightDecay > 0 ? tf.mul(current, 1 - lr * weightDecay) : current;
         const next = tf.sub(decayed, update);
         const parts = grp.params.length === 1 ? [next] : tf.split(next, grp.sizes);

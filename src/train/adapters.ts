@@ -1,4 +1,5 @@
 import { cropBatch, type TokenBatch } from '../data/batch';
+import { loaderOptions, validationOptions } from '../data/config';
 import { modelStats, ModelConfig } from '../model/config';
 import type { LlamaModel } from '../model/model';
 import { MixtureLoader, type LoaderState } from '../data/loader';
@@ -17,43 +18,23 @@ export function trainableLlama(model: LlamaModel, config: ModelConfig, seqLen: n
     params,
     flopsPerToken: modelStats(config, seqLen).trainFlopsPerToken,
     lossSum: (b: TokenBatch) => model.lossSum(b),
-    getWeights() {
-      return new Map([...model.getWeights()].map(([k, v]) => [k, v.data]));
-    },
-    setWeights(weights) {
-      const shapes = new Map(params.map((p) => [p.name, p.variable.shape]));
-      model.setWeights(new Map([...weights].map(([k, data]) => [k, { shape: shapes.get(k) ?? [data.length], data }])));
-    },
+    getWeights: () => model.getWeights(),
+    setWeights: (weights) => model.setWeights(weights),
   };
 }
 
 export function dataStreams(cfg: RunConfig, seqLen: number, tokenizerSha256: string) {
-  const d = cfg.data;
-  const loaderOptions = {
-    datasets: d.datasets,
-    weights: d.weights,
-    batchSize: cfg.train.micro_batch_size,
-    seed: cfg.train.seed,
-    shuffleWindow: d.shuffle_window,
-    verifySha256: d.verify_sha256,
-    tokenizerSha256,
-  };
+  const settings = { batchSize: cfg.train.micro_batch_size, seed: cfg.train.seed, tokenizerSha256 };
   return {
     openTrainStream(state?: unknown): BatchStream {
-      const loader = new MixtureLoader(loaderOptions, state as LoaderState | undefined);
+      const loader = new MixtureLoader(loaderOptions(cfg.data, settings), state as LoaderState | undefined);
       return {
         next: () => cropBatch(loader.next(), seqLen),
         state: () => loader.state(),
       };
     },
     validationBatches(count: number): TokenBatch[] {
-      const val = new ValidationStream({
-        datasets: d.datasets,
-        batchSize: cfg.train.micro_batch_size,
-        maxRowsPerSource: d.val_max_rows_per_source,
-        verifySha256: d.verify_sha256,
-        tokenizerSha256,
-      });
+      const val = new ValidationStream(validationOptions(cfg.data, settings));
       const out: TokenBatch[] = [];
       for (const b of val.batches()) {
         if (out.length >= count) break;

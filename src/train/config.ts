@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { BACKENDS } from '../backend/backend';
 
 /**
- * The trainer's sections of a run config (`configs/*.json`): `train`, `optim`, `data`.
- * The `model` section belongs to src/model and is composed in by ./run_config.ts.
+ * The trainer's sections of a run config (`configs/*.json`): `train` and `optim`.
+ * The `model` section belongs to src/model and `data` to src/data/config.ts; ./run_config.ts composes them.
  *
  * Omitting `optim` gives the paper's recipe (arXiv 2603.09951): AdamW, peak LR 1e-3 after 750
  * linear warmup steps, cosine to 0, weight decay 0.1 (β = 0.9/0.95, clip 1.0 are the usual
@@ -62,7 +63,7 @@ export const TrainSchema = z
     grad_accum: int(1).default(1),
     seed: int(0).default(0),
     /** Backend: auto picks tensorflow-gpu, tensorflow, wasm, cpu in that order of availability. */
-    backend: z.enum(['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']).default('auto'),
+    backend: z.enum(BACKENDS).default('auto'),
     log_every: int(1).default(1),
     /** Validation every N steps (and at the end); 0 disables. */
     eval_every: int(0).default(0),

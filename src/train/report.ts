@@ -107,9 +107,44 @@ function evalSections(dir: string): ReportSection[] {
       else if (isNumberMap(v)) charts.push(barChart(k, Object.entries(v)));
     }
     const title = typeof obj.title === 'string' ? obj.title : `Evaluation: ${file}`;
-    out.push({ title, html: (scalars.length ? table(scalars) : '') + charts.join('\n') });
+    out.push({ title, html: (scalars.length ? table(scalars) : '') + nextStateTable(obj.tables) + charts.join('\n') });
   }
   return out;
+}
+
+interface RateRow {
+  n: number;
+  programs?: number;
+  exitShare?: number;
+  full: number;
+  src: number;
+  ci?: { full: [number, number]; src: [number, number] };
+}
+
+/**
+ * A next-state JSON's `tables` (predictor → action → rates, eval/score.ts) as one HTML table:
+ * per action the tasks, distinct programs and share of exit answers, then per predictor (the
+ * model, the rule baseline, the naive one) full frame and SRC with their 95% intervals over
+ * programs. Empty for any other JSON.
+ */
+function nextStateTable(tables: unknown): string {
+  if (typeof tables !== 'object' || tables === null) return '';
+  const byName = tables as Record<string, Record<string, RateRow>>;
+  const names = Object.keys(byName);
+  const first = byName[names[0]];
+  if (!first || typeof first !== 'object' || !Object.values(first).every((r) => typeof r?.full === 'number')) return '';
+  const p = (x: number) => (100 * x).toFixed(1);
+  const ci = (c?: [number, number]) => (c ? ` [${p(c[0])}–${p(c[1])}]` : '');
+  const head = `<tr><th>action</th><th>tasks</th><th>programs</th><th>exit answers</th>${names.map((n) => `<th>${escapeHtml(n)}: full [95% CI]</th><th>SRC</th>`).join('')}</tr>`;
+  const rows = Object.keys(first).map((action) => {
+    const r0 = first[action];
+    const cells = names.map((n) => {
+      const r = byName[n][action];
+      return r ? `<td>${p(r.full)}${ci(r.ci?.full)}</td><td>${p(r.src)}${ci(r.ci?.src)}</td>` : '<td>-</td><td>-</td>';
+    });
+    return `<tr><th>${escapeHtml(action)}</th><td>${r0.n}</td><td>${r0.programs ?? '-'}</td><td>${r0.exitShare === undefined ? '-' : p(r0.exitShare)}</td>${cells.join('')}</tr>`;
+  });
+  return `<table>${head}${rows.join('')}</table>`;
 }
 
 function isNumberMap(v: unknown): v is Record<string, number> {

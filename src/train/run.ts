@@ -1,8 +1,9 @@
-import { initBackend, BackendChoice } from '../model/backend';
+import { initBackend, BackendChoice } from '../backend/backend';
 import { LlamaModel } from '../model/model';
 import { dataStreams, trainableLlama } from './adapters';
 import { loadInitWeights } from './init_from';
-import { loadRunConfig } from './run_config';
+import { CHECKPOINT_SEQ_LEN_KEY } from '../model/checkpoint';
+import { loadRunConfig, type ResolvedRun } from './run_config';
 import { train, TrainSummary } from './trainer';
 
 /**
@@ -16,6 +17,16 @@ export interface TrainFromConfigOptions {
   resume: boolean;
   quiet?: boolean;
   log?: (line: string) => void;
+}
+
+/**
+ * The run's config.json (run dir and every checkpoint): the resolved config, the context T it
+ * trains at (what eval fits prompts to), and where the initial weights came from.
+ */
+function recordedConfig(run: ResolvedRun, initRecord: unknown): Record<string, unknown> {
+  const config: Record<string, unknown> = { ...run.config, [CHECKPOINT_SEQ_LEN_KEY]: run.seqLen };
+  if (initRecord !== undefined) config.init_from = initRecord;
+  return config;
 }
 
 export async function trainFromConfig(o: TrainFromConfigOptions): Promise<TrainSummary & { backend: string }> {
@@ -33,8 +44,7 @@ export async function trainFromConfig(o: TrainFromConfigOptions): Promise<TrainS
         openTrainStream: streams.openTrainStream,
         validationBatches: streams.validationBatches,
         backend: backend.choice,
-        // The run's config.json records where the initial weights came from.
-        resolvedConfig: (init ? { ...run.config, init_from: init.record } : run.config) as unknown as Record<string, unknown>,
+        resolvedConfig: recordedConfig(run, init?.record),
         tokenizer: run.manifest.tokenizer,
       },
       { runDir: o.runDir, train: run.config.train, optim: run.config.optim, resume: o.resume, quiet: o.quiet, log: o.log },

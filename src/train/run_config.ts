@@ -4,30 +4,15 @@ import { loadConfig } from '../util/config';
 import { UserError } from '../util/errors';
 import { modelConfigSchema, resolveModelConfig, ModelConfig } from '../model/config';
 import { readManifest, MANIFEST_FILE, Manifest } from '../data/manifest';
+import { DataSchema } from '../data/config';
 import { OptimSchema, TrainSchema } from './config';
 
 /**
  * The whole run config of `ndbg train`: the model's section (src/model/config.ts) composed with
- * the trainer's (`train`, `optim`, ./config.ts) and `data` below, all strict, so a typo is an
- * error. Cross-file checks (the data's seq_len and vocabulary against the config) run right after
+ * the trainer's (`train`, `optim`, ./config.ts) and the data's (`data`, src/data/config.ts), all
+ * strict, so a typo is an error. Cross-file checks (the data's seq_len and vocabulary against the config) run right after
  * validation, before any model is built.
  */
-export const DataSchema = z
-  .object({
-    /** Data set directories built by `ndbg data build` (relative paths: to the working directory). */
-    datasets: z.array(z.string().min(1)).min(1),
-    /** Mixture weights by source name (default: proportional to each source's train tokens). */
-    weights: z.record(z.number().min(0)).optional(),
-    /** Train on the first seq_len+1 tokens of each row; default and maximum: the data's seq_len. */
-    seq_len: z.number().int().positive().optional(),
-    shuffle_window: z.number().int().positive().default(4096),
-    /** sha256-check shards as they load (cheap next to training; off only for huge data). */
-    verify_sha256: z.boolean().default(true),
-    /** Validation rows per source (a fixed prefix of the val split); default: all of them. */
-    val_max_rows_per_source: z.number().int().positive().optional(),
-  })
-  .strict();
-
 export const RunConfigSchema = z
   .object({
     model: modelConfigSchema,
@@ -43,15 +28,29 @@ export interface ResolvedRun {
   config: RunConfig;
   model: ModelConfig;
   manifest: Manifest;
-  /** Tokens per row the model sees (T). */
+  /** The context T the run trains at (rows of T+1 tokens; see trainingSeqLen). */
   seqLen: number;
   source: string;
 }
 
 export function loadRunConfig(file: string | undefined, overrides: string[]): ResolvedRun {
   if (!file) throw new UserError('train: --config FILE is required (e.g. configs/tiny.json)');
-  const config = loadConfig(RunConfigSchema, { file, overrides });
-  return resolveRun(config, overrides.length ? `${file} with --set overrides` : file);
+  return resolveRun(loadRunConfigFile(file, overrides), overrides.length ? `${file} with --set overrides` : file);
+}
+
+/** A run config file with its `--set` overrides, validated; not yet checked against its data (resolveRun). */
+export function loadRunConfigFile(file: string, overrides: string[]): RunConfig {
+  return loadConfig(RunConfigSchema, { file, overrides });
+}
+
+/**
+ * The one rule for the context T a run trains at: `data.seq_len` when set, else the data's own
+ * seq_len (its manifest). Before the data exists (the quickstart builds it for the run), the data
+ * will be built at the model's max_seq_len, so that is the default. The checkpoint records the
+ * result (CHECKPOINT_SEQ_LEN_KEY in src/model/checkpoint.ts) for eval.
+ */
+export function trainingSeqLen(config: RunConfig, dataSeqLen: number = config.model.max_seq_len): number {
+  return config.data.seq_len ?? dataSeqLen;
 }
 
 /** Checks the config against the data it names; every problem names the field and the file. */
@@ -60,7 +59,7 @@ export function resolveRun(config: RunConfig, source: string): ResolvedRun {
   const first = config.data.datasets[0];
   const manifest = readManifest(first);
   const manifestFile = path.join(first, MANIFEST_FILE);
-  const seqLen = config.data.seq_len ?? manifest.seqLen;
+  const seqLen = trainingSeqLen(config, manifest.seqLen);
   const problems: string[] = [];
   if (seqLen > manifest.seqLen) {
     problems.push(`  data.seq_len: ${seqLen} is larger than the data's seq_len ${manifest.seqLen} (${manifestFile})`);

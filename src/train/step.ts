@@ -54,8 +54,8 @@ export function trainStep(model: TrainableModel, opt: AdamW, microBatches: Token
         } else acc.set(name, g);
       }
     }
-    // Per optimizer group: flat vectors (the norm is then two ops per group, not two per
-    // tensor), or with the fused ops the gradients themselves (the norm is one op).
+    // Per optimizer group, one gradient per parameter (the same layout whichever kernel set
+    // runs; the set's sumSquares takes the norm in two ops per group, or one native op).
     groups = opt.groupGrads(acc);
     for (const g of acc.values()) g.dispose();
     acc.clear();

@@ -104,3 +104,32 @@ export class TimeBudget {
     return { kind: 'fitted', horizon: this.horizon, message: `time budget ${this.maxMinutes} min: training for ${this.horizon} steps (schedule horizon)` };
   }
 }
+
+/** The line a step budget prints once its pace is measured: how long the rest takes here. */
+export function paceEstimate(step: number, total: number, secondsPerStep: number, tokensPerS: number): string {
+  const minutes = ((total - step) * secondsPerStep) / 60;
+  const left = minutes < 10 ? minutes.toFixed(1) : String(Math.round(minutes));
+  return `step ${step} of ${total}: ~${left} min left at ${Math.round(tokensPerS)} tokens/s (this machine's pace; the step budget, not the pace, fixes the model)`;
+}
+
+/**
+ * A step budget's time estimate: timed from the end of the first step (which pays one-off
+ * setup, as in TimeBudget) to step CALIBRATION_STEPS, then said once, so a user knows early how
+ * long a fixed amount of work takes on this machine.
+ */
+export class PaceEstimate {
+  private from?: { step: number; tokens: number; ms: number };
+
+  constructor(
+    private readonly total: number,
+    private readonly startStep: number,
+  ) {}
+
+  /** Called when step `step` (1-based) ended at nowMs with `tokens` seen in all; the line, once. */
+  afterStep(step: number, tokens: number, nowMs: number): string | undefined {
+    if (step === this.startStep + 1) this.from = { step, tokens, ms: nowMs };
+    if (!this.from || step !== this.startStep + CALIBRATION_STEPS || step >= this.total) return undefined;
+    const seconds = Math.max((nowMs - this.from.ms) / 1000, 1e-9);
+    return paceEstimate(step, this.total, seconds / (step - this.from.step), (tokens - this.from.tokens) / seconds);
+  }
+}

@@ -12,7 +12,7 @@ import { MetricsLog, MetricsRecord, truncateMetrics } from './metrics';
 import { lrAt } from './schedule';
 import { TrainerState, packCheckpoint, unpackCheckpoint } from './state';
 import { evalLoss, trainStep, type StepResult } from './step';
-import { TimeBudget } from './time_budget';
+import { PaceEstimate, TimeBudget } from './time_budget';
 import type { BatchStream, TrainableModel } from './types';
 
 /**
@@ -84,6 +84,8 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   const loopStart = performance.now();
   const elapsed = () => c.elapsedBefore + (performance.now() - loopStart) / 1000;
   const budget = new TimeBudget(cfg.max_minutes, cfg.steps, c.step, loopStart);
+  // A step budget says early how long it will take here (a time budget says its step count).
+  const pace = cfg.max_minutes === null ? new PaceEstimate(cfg.steps, c.step) : undefined;
   // With a time budget the number of steps is known only after calibration: no total until then.
   const bar = new Progress('train', cfg.max_minutes === null ? cfg.steps - c.step : undefined, process.stderr, o.quiet ?? false);
   const startStep = c.step;
@@ -119,6 +121,8 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
       const change = budget.afterStep(c.step, performance.now());
       if (change) log(change.message);
       if (change?.kind === 'fitted') bar.setTotal(change.horizon - startStep);
+      const estimate = pace?.afterStep(c.step, c.tokensSeen, performance.now());
+      if (estimate) log(estimate);
 
       // checkpoint
       const periodic = cfg.checkpoint_every > 0 && c.step % cfg.checkpoint_every === 0;
@@ -172,7 +176,7 @@ function startOrResume(deps: TrainerDeps, o: TrainOptions, opt: AdamW, metricsFi
   if (o.resume && latest) {
     const ck = unpackCheckpoint(latest.dir);
     checkResumable(ck.config as Record<string, unknown>, deps.resolvedConfig, latest.dir);
-    deps.model.setWeights(new Map([...ck.weights].map(([k, v]) => [k, v.data])));
+    deps.model.setWeights(ck.weights);
     opt.restore(ck.optimizer);
     const s = ck.state;
     truncateMetrics(metricsFile, s.step);
@@ -239,10 +243,7 @@ function saveCheckpoint(deps: TrainerDeps, o: TrainOptions, opt: AdamW, c: Count
     elapsed_s: at.elapsedS,
     tokenizer: deps.tokenizer,
   };
-  const weights = new Map<string, { shape: number[]; data: Float32Array }>();
-  const raw = deps.model.getWeights();
-  for (const p of deps.model.params) weights.set(p.name, { shape: p.variable.shape, data: raw.get(p.name)! });
-  writeCheckpointDir(o.runDir, c.step, packCheckpoint({ weights, optimizer: opt.state(), state, config: deps.resolvedConfig }));
+  writeCheckpointDir(o.runDir, c.step, packCheckpoint({ weights: deps.model.getWeights(), optimizer: opt.state(), state, config: deps.resolvedConfig }));
   pruneCheckpoints(o.runDir, o.train.keep_last, o.train.keep_every, c.step);
 }
 

@@ -1,5 +1,6 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import type { TokenBatch } from '../data/batch';
+import type { TensorMap } from '../model/safetensors';
 
 /**
  * The two things the trainer needs from the rest of ndbg, kept as small interfaces so the loop,
@@ -18,9 +19,9 @@ export interface TrainableModel {
   lossSum(batch: TokenBatch): tf.Scalar;
   /** Forward+backward FLOPs per trained token (≈ 6·N + attention), for MFU; 0 when unknown. */
   flopsPerToken: number;
-  /** Names and float32 values of every weight (for checkpoints). */
-  getWeights(): Map<string, Float32Array>;
-  setWeights(weights: Map<string, Float32Array>): void;
+  /** Every weight by name with its shape and float32 values (for checkpoints; the safetensors map). */
+  getWeights(): TensorMap;
+  setWeights(weights: TensorMap): void;
 }
 
 /** A deterministic, resumable stream of micro-batches. */

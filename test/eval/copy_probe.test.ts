@@ -1,5 +1,5 @@
 import { copyProbeRows, modelLogProbs, runCopyProbe, type NextTokenLogProbs } from '../../src/eval/copy_probe';
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { testConfig, testModel } from '../model/helpers';
 
 const V = 50;

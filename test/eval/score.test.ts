@@ -104,16 +104,19 @@ describe('next-state scoring', () => {
 
   it('the naive baseline is scored and printed beside the model', async () => {
     const result = await evaluateNextState(tasks, [new OraclePredictor(), new NaiveBaseline()], { quiet: true });
-    const base = result.tables.baseline;
+    const base = result.tables.naive;
     expect(base.all.full).toBeGreaterThan(0);
     expect(base.all.full).toBeLessThan(1);
     const text = formatTables(result.tables);
     expect(text).toMatch(/step_into/);
-    expect(text).toMatch(/baseline/);
+    expect(text).toMatch(/naive/);
+    // The interval of every row (bootstrapped over programs) and the row without continue.
+    expect(text).toMatch(/\[\d+-\d+\]/);
+    expect(text).toMatch(/all_but_continue/);
   });
 
   it('lists the actions in the vocabulary order, whatever order the tasks come in', async () => {
     const { tables } = await evaluateNextState([...tasks].reverse(), [new OraclePredictor()], { quiet: true });
-    expect(Object.keys(tables.oracle)).toEqual([...ALL_ACTIONS, 'all']);
+    expect(Object.keys(tables.oracle)).toEqual([...ALL_ACTIONS, 'all', 'all_but_continue']);
   });
 });

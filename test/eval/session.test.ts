@@ -11,7 +11,7 @@ import { formatDocument } from '../../src/ndl/format';
 import { EXIT } from '../../src/debugger/types';
 import { traceInProcess } from '../../src/trace/inprocess';
 import { ModelCompleter } from '../../src/eval/model_completer';
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { resolveModelConfig } from '../../src/model/config';
 import { LlamaModel } from '../../src/model/model';
 import { Tokenizer } from '../../src/tokenizer';

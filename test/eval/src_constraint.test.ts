@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { generate } from '../../src/model/generate';
 import { LlamaModel } from '../../src/model/model';
 import { resolveModelConfig } from '../../src/model/config';

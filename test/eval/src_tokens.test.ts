@@ -40,12 +40,12 @@ describe('SRC token accuracy (teacher-forced)', () => {
       });
 
   test('an oracle scores 100% on every span; a predictor wrong at each span start scores 0% there and on whole spans only', () => {
-    const oracle = srcTokenAccuracy(predictor((_, t) => ids[t + 1] ?? 0), tok, [DOC], 512);
+    const oracle = srcTokenAccuracy(predictor((_, t) => ids[t + 1] ?? 0), tok, [DOC], { seqLen: 512 });
     expect(oracle).toMatchObject({ documents: 1, tooLong: 0, spans: 4, firstToken: 1, restTokens: 1, spanExact: 1 });
 
     const src = tok.idOf(STRUCTURE_TOKENS.srcSep);
     const wrong = (t: number) => (ids[t + 1] === 5 ? 6 : 5);
-    const lostAtStart = srcTokenAccuracy(predictor((doc, t) => (doc[t] === src ? wrong(t) : ids[t + 1] ?? 0)), tok, [DOC], 512);
+    const lostAtStart = srcTokenAccuracy(predictor((doc, t) => (doc[t] === src ? wrong(t) : ids[t + 1] ?? 0)), tok, [DOC], { seqLen: 512 });
     expect(lostAtStart).toMatchObject({ spans: 4, firstToken: 0, restTokens: 1, spanExact: 0 });
   });
 
@@ -61,7 +61,7 @@ describe('SRC token accuracy (teacher-forced)', () => {
         if (ids[u + 1] === actionSep || ids[u + 1] === tok.idOf(STRUCTURE_TOKENS.argSep)) break;
       }
     }
-    const r = srcTokenAccuracy(predictor((_, t) => (t === lineSpanEnd || !inSpan.has(t) ? (ids[t + 1] === 5 ? 6 : 5) : ids[t + 1])), tok, [DOC], 512);
+    const r = srcTokenAccuracy(predictor((_, t) => (t === lineSpanEnd || !inSpan.has(t) ? (ids[t + 1] === 5 ? 6 : 5) : ids[t + 1])), tok, [DOC], { seqLen: 512 });
     expect(r.spans).toBe(4);
     expect(r.spanExact).toBe(0.75);
     expect(r.firstToken).toBe(1);
@@ -71,8 +71,8 @@ describe('SRC token accuracy (teacher-forced)', () => {
 
   test('documents longer than a training row are counted, not cut; a row of max_seq_len + 1 tokens is scored', () => {
     const oracle = predictor((_, t) => ids[t + 1] ?? 0);
-    expect(srcTokenAccuracy(oracle, tok, [DOC], ids.length - 2)).toMatchObject({ documents: 0, tooLong: 1, spans: 0 });
-    expect(srcTokenAccuracy(oracle, tok, [DOC], ids.length - 1)).toMatchObject({ documents: 1, tooLong: 0, spans: 4, spanExact: 1 });
+    expect(srcTokenAccuracy(oracle, tok, [DOC], { seqLen: ids.length - 2 })).toMatchObject({ documents: 0, tooLong: 1, spans: 0 });
+    expect(srcTokenAccuracy(oracle, tok, [DOC], { seqLen: ids.length - 1 })).toMatchObject({ documents: 1, tooLong: 0, spans: 4, spanExact: 1 });
   });
 
   test('reads documents from NDL JSONL; a line without text is an error naming file:line', async () => {

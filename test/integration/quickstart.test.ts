@@ -2,7 +2,7 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { loadModelFromCheckpoint } from '../../src/model/checkpoint';
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { parseDocument } from '../../src/ndl/parse';
 import { MixtureLoader } from '../../src/data/loader';
 import { readManifest } from '../../src/data/manifest';
@@ -25,18 +25,23 @@ describe('ndbg quickstart (shortened)', () => {
   beforeAll(() => {
     stdout = execFileSync(
       process.execPath,
-      // A fixed number of steps (200; the 60-minute budget never binds below 18 s a step), so the
-      // loss curve, and the 'loss fell by 0.5' check, are the same on a fast or a slow machine.
+      // A step budget (the quickstart's default kind; 200 steps here), so the loss curve, and the
+      // 'loss fell by 0.5' check, are the same on a fast or a slow machine.
       [path.join(root, 'bin', 'ndbg.js'), 'quickstart', '--out', out, '--force', '--programs', '150', '--eval-programs', '6',
-        '--minutes', '60', '--steps', '200', '--set', 'train.eval_every=50', '--set', 'train.checkpoint_every=100'],
+        '--steps', '200', '--set', 'train.eval_every=50', '--set', 'train.checkpoint_every=100'],
       { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20, timeout: 15 * 60 * 1000 },
     ).toString();
   }, 16 * 60 * 1000);
 
   it('reports where everything went and the loss fell', () => {
     expect(stdout).toMatch(/quickstart finished/);
-    const summary = JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8')) as { firstLoss: number; lastLoss: number };
+    const summary = JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8')) as { firstLoss: number; lastLoss: number; steps: number; budget: unknown; machine: { cores: number; isa: string } };
     expect(summary.lastLoss).toBeLessThan(summary.firstLoss - 0.5);
+    // The budget kind and the machine are recorded beside the figures.
+    expect(summary.budget).toEqual({ kind: 'steps', steps: 200 });
+    expect(summary.steps).toBe(200);
+    expect(summary.machine.cores).toBeGreaterThan(0);
+    expect(stdout).toMatch(/training: 200 steps \(step budget\), \d+ tokens\/s on .+ cores?\)/);
     const metrics = lines(path.join(out, 'run', 'metrics.jsonl')) as Array<{ step: number; loss: number }>;
     expect(metrics.length).toBeGreaterThan(20);
   });
@@ -79,7 +84,13 @@ describe('ndbg quickstart (shortened)', () => {
     expect(Object.keys(ns.full_match_baseline)).toContain('step_into');
     // The model as shipped (SRC constrained to the program's lines) and decoding freely, side by side.
     const tables = (ns as unknown as { tables: Record<string, Record<string, { n: number }>> }).tables;
-    expect(Object.keys(tables).sort()).toEqual(['baseline', 'model', 'model_free_src']);
+    expect(Object.keys(tables).sort()).toEqual(['baseline', 'model', 'model_free_src', 'naive']);
+    // Per-task samples beside the JSON; multi-step sessions; CruxEval skipped without a file.
+    const samples = lines(path.join(out, 'run', 'eval', 'next_state_samples.jsonl')) as Array<{ program: string; predictions: Record<string, unknown> }>;
+    expect(samples).toHaveLength(tables.model.all.n);
+    expect(Object.keys(samples[0].predictions).sort()).toEqual(['baseline', 'model', 'model_free_src', 'naive']);
+    const sessions = JSON.parse(fs.readFileSync(path.join(out, 'run', 'eval', 'sessions.json'), 'utf8'));
+    expect(sessions.stops).toBeGreaterThanOrEqual(sessions.right);
     expect(tables.model_free_src.all.n).toBe(tables.model.all.n);
     const summaryJson = JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8'));
     expect(Object.keys(summaryJson.full_match_model_free_src)).toContain('step_into');

@@ -1,4 +1,4 @@
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { beamSearch } from '../../src/model/beam';
 import { generate } from '../../src/model/generate';
 import type { LlamaModel } from '../../src/model/model';

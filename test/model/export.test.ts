@@ -2,7 +2,7 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { loadModelFromCheckpoint } from '../../src/model/checkpoint';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors';
 import { fromHfConfig, toHfConfig } from '../../src/model/hf';

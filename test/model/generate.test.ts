@@ -1,4 +1,4 @@
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { generate, restrictLogits, sampleToken } from '../../src/model/generate';
 import { Rng } from '../../src/util/rng';
 import { testConfig, testModel } from './helpers';

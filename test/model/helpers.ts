@@ -1,4 +1,5 @@
 import { ModelConfig, ModelConfigInput, resolveModelConfig } from '../../src/model/config';
+import type { KernelSet } from '../../src/backend/kernel_set';
 import { LlamaModel } from '../../src/model/model';
 import { Rng } from '../../src/util/rng';
 
@@ -22,8 +23,8 @@ export function testConfig(over: Partial<ModelConfigInput> = {}): ModelConfig {
  * A model whose weights exercise every path: a large init std so logits are O(1), and RMSNorm
  * weights drawn around 1 rather than all ones (so a missing norm weight would show).
  */
-export function testModel(config: ModelConfig, seed = 1): LlamaModel {
-  const m = LlamaModel.create(config, seed);
+export function testModel(config: ModelConfig, seed = 1, kernels?: KernelSet): LlamaModel {
+  const m = LlamaModel.create(config, seed, kernels);
   const w = m.getWeights();
   const rng = Rng.from(seed, 'norms');
   for (const [name, t] of w) if (t.shape.length === 1) for (let i = 0; i < t.data.length; i++) t.data[i] = 0.5 + rng.next();

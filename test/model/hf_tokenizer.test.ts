@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { exportHfCommand } from '../../src/cli/commands/export-hf';
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { writeModelCheckpoint } from '../../src/model/checkpoint';
 import { defaultSamplerConfig } from '../../src/ndl/config';
 import { allStepDocuments, sampleDocuments } from '../../src/ndl/generate';

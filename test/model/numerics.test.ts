@@ -1,11 +1,11 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { disposeCache, KvCache } from '../../src/model/model';
 import type { TokenBatch } from '../../src/data/batch';
 import { Rng } from '../../src/util/rng';
 import { referenceLogits, referenceLoss } from './reference';
 import { randomIds, testConfig, testModel } from './helpers';
-import { backendsUnderTest } from './native';
+import { backendsUnderTest } from '../backend/native';
 
 /**
  * Numerics on cpu, wasm and (when built here) tensorflow: logits against the float64

@@ -1,7 +1,8 @@
 import { FilterConfigSchema } from '../../src/programs/config';
-import { filterRecords } from '../../src/programs/filters';
+import { filterRecords, HEAP_PERTURBATION } from '../../src/programs/filters';
 import { codeFacts } from '../../src/programs/normalize';
-import { rawTracer } from '../../src/trace/tracers';
+import { SandboxPool } from '../../src/trace/pool';
+import { rawTracer, sandboxTracer } from '../../src/trace/tracers';
 import type { ProgramRecord } from '../../src/trace/types';
 
 const cfg = FilterConfigSchema.parse({ maxEvents: 500 });
@@ -59,5 +60,31 @@ describe('filterRecords (raw tracer)', () => {
     // Without a plan (a loaded corpus), an error run is data, not a rejection.
     const loaded = await run([records[2]]);
     expect(loaded[0].ok).toBe(true);
+  });
+});
+
+describe('the determinism check in the sandbox', () => {
+  test('the perturbed second run of a plain program stays in the shared child (no fork per candidate)', async () => {
+    const pool = new SandboxPool(1);
+    try {
+      const code = 'def f(nums):\n    return sorted(nums)[::-1]\n' + HEAP_PERTURBATION;
+      const r = await pool.trace('p', code, 'f([3, 1, 2])');
+      expect(r.status).toBe('normal');
+      expect(await pool.stats()).toMatchObject({ shared: 1, forked: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('still rejects a program whose trace depends on object addresses', async () => {
+    const tracer = sandboxTracer(1);
+    try {
+      const code = 'class Item:\n    def __init__(self, name):\n        self.name = name\n\ndef f(n):\n    items = {Item(str(i)) for i in range(n)}\n    return [it.name for it in items]\n';
+      const records = [rec('setorder', code, '12'), rec('good', 'def f(n):\n    return [i * 2 for i in range(n)]\n', '5')];
+      const out = await filterRecords(records, await codeFacts(records.map((r) => r.code)), tracer.trace, cfg);
+      expect(out.map((o) => o.reason ?? 'ok')).toEqual(['nondeterministic', 'ok']);
+    } finally {
+      await tracer.close();
+    }
   });
 });

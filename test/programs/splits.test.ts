@@ -1,6 +1,6 @@
 import * as path from 'path';
 import { loadCruxEvalJsonl } from '../../src/programs/loaders';
-import { decontaminate, parseFractions, programKeys, splitOf, splitRecords } from '../../src/programs/splits';
+import { decontaminate, onePerProgram, parseFractions, programKeys, splitByKeys, splitOf, splitRecords } from '../../src/programs/splits';
 import type { ProgramRecord } from '../../src/trace/types';
 
 const fx = (name: string) => path.join(__dirname, '../fixtures/programs', name);
@@ -58,5 +58,20 @@ describe('decontamination', () => {
     expect(report.contaminated).toEqual([{ ids: ['copy'], evalIds: [crux[3].id] }]);
     const keys = await programKeys(ours);
     expect(new Set(keys).size).toBe(3);
+  });
+});
+
+describe('held-out programs', () => {
+  const rec = (id: string, code: string): ProgramRecord => ({ id, code, input: '1' });
+
+  test('onePerProgram takes the first record of each distinct program, at most n', () => {
+    const records = [rec('a-0', 'def f(x):\n    return x\n'), rec('a-1', 'def f(x):\n    return x\n'), rec('b-0', 'def f(y):\n    return y + 1\n'), rec('c-0', 'def f(z):\n    return 2\n')];
+    expect(onePerProgram(records, 10).map((r) => r.id)).toEqual(['a-0', 'b-0', 'c-0']);
+    expect(onePerProgram(records, 2).map((r) => r.id)).toEqual(['a-0', 'b-0']);
+  });
+
+  test('splitByKeys with the generator\'s keys is splitRecords without the parse', async () => {
+    const records = Array.from({ length: 30 }, (_, i) => rec(`p${i}`, `def f(x):\n    return x + ${i}\n`));
+    expect(splitByKeys(records, await programKeys(records))).toEqual(await splitRecords(records));
   });
 });

@@ -6,7 +6,7 @@ import * as path from 'path';
 import { buildDataset } from '../../src/data/build';
 import { MixtureLoader } from '../../src/data/loader';
 import { parseSourceSpec } from '../../src/data/sources';
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { resolveModelConfig } from '../../src/model/config';
 import { writeHfModel } from '../../src/model/hf';
 import { LlamaModel } from '../../src/model/model';

@@ -1,4 +1,4 @@
-import { CALIBRATION_STEPS, fitHorizon, TimeBudget } from '../../src/train/time_budget';
+import { CALIBRATION_STEPS, fitHorizon, PaceEstimate, paceEstimate, TimeBudget } from '../../src/train/time_budget';
 import { TrainSchema } from '../../src/train/config';
 
 /** Drives a budget with a fake clock: step i (1-based) ends at stepEndMs(i). */
@@ -92,5 +92,27 @@ describe('time budget', () => {
     expect(TrainSchema.parse(base).max_minutes).toBeNull();
     expect(TrainSchema.parse({ ...base, max_minutes: 1.5 }).max_minutes).toBe(1.5);
     expect(() => TrainSchema.parse({ ...base, max_minutes: 0 })).toThrow();
+  });
+});
+
+describe('step budget time estimate', () => {
+  it('says once, after the calibration steps, how long the rest takes at the measured pace', () => {
+    // Step 1 pays setup (10 s); then 0.25 s and 2,048 tokens a step: 8,192 tokens/s.
+    const pace = new PaceEstimate(4000, 0);
+    const lines: Array<[number, string]> = [];
+    for (let step = 1; step <= 40; step++) {
+      const line = pace.afterStep(step, 2048 * step, 10000 + (step - 1) * 250);
+      if (line) lines.push([step, line]);
+    }
+    expect(lines).toEqual([[CALIBRATION_STEPS, 'step 20 of 4000: ~17 min left at 8192 tokens/s (this machine\'s pace; the step budget, not the pace, fixes the model)']]);
+  });
+
+  it('counts from the resumed step and stays quiet when the run is shorter than the calibration', () => {
+    expect(paceEstimate(120, 200, 3, 700)).toMatch(/^step 120 of 200: ~4\.0 min left at 700 tokens\/s/);
+    const short = new PaceEstimate(10, 0);
+    for (let step = 1; step <= 10; step++) expect(short.afterStep(step, step, step * 1000)).toBeUndefined();
+    const resumed = new PaceEstimate(1000, 500);
+    const got = Array.from({ length: 30 }, (_, i) => resumed.afterStep(501 + i, 0, i * 1000)).filter(Boolean);
+    expect(got).toEqual([expect.stringMatching(/^step 520 of 1000: ~8\.0 min left/)]);
   });
 });

@@ -73,10 +73,10 @@ export function tinyModel(vocab: number, dim: number, seed: number, prefix = '')
       return f(emb, norm, head, bias) as tf.Scalar;
     },
     getWeights() {
-      return new Map(params.map((p) => [p.name, p.variable.dataSync() as Float32Array]));
+      return new Map(params.map((p) => [p.name, { shape: [...p.variable.shape], data: p.variable.dataSync() as Float32Array }]));
     },
     setWeights(w) {
-      for (const p of params) p.variable.assign(tf.tensor(w.get(p.name)!, p.variable.shape));
+      for (const p of params) p.variable.assign(tf.tensor(w.get(p.name)!.data, p.variable.shape));
     },
   };
 }

@@ -1,4 +1,4 @@
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { resolveModelConfig } from '../../src/model/config';
 import { LlamaModel } from '../../src/model/model';
 import { AdamW } from '../../src/train/adamw';

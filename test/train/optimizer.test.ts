@@ -119,7 +119,7 @@ describe('AdamW', () => {
     const a = run(false);
     const b = run(true);
     expect(b.losses).toEqual(a.losses);
-    for (const [k, v] of a.weights) expect(Buffer.from(b.weights.get(k)!.buffer).equals(Buffer.from(v.buffer))).toBe(true);
+    for (const [k, v] of a.weights) expect(Buffer.from(b.weights.get(k)!.data.buffer).equals(Buffer.from(v.data.buffer))).toBe(true);
   });
 
   it('default decay rule skips vectors and embeddings', () => {

@@ -54,7 +54,7 @@ function deps(opts: { failAtBatch?: number; initSeed?: number; config?: Record<s
   };
 }
 
-const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+const bytes = (t: { data: Float32Array }) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
 
 describe('training loop', () => {
   it('a crash after a checkpoint and --resume reproduce every loss and the final weights bit for bit', async () => {
@@ -117,7 +117,7 @@ describe('training loop', () => {
 });
 
 describe('a crash inside a checkpoint write', () => {
-  let reference: Map<string, Float32Array>;
+  let reference: Map<string, { shape: number[]; data: Float32Array }>;
   let refDir: string;
   beforeAll(async () => {
     refDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-ref-'));

@@ -1,8 +1,8 @@
 import type { CommandModule } from 'yargs';
-import { BackendChoice, BACKENDS, initBackend, tfVersion } from '../../model/backend';
-import { installBackend } from '../../model/backend_install';
-import { fusedLibraryPath } from '../../model/fused_build';
-import { fusedOps } from '../../model/fused_ops';
+import { BackendChoice, BACKENDS, initBackend, tfVersion } from '../../backend/backend';
+import { installBackend } from '../../backend/backend_install';
+import { fusedLibraryPath } from '../../backend/fused_build';
+import { backendKernels } from '../../backend/kernels';
 
 interface InstallArgs {
   gpu: boolean;
@@ -44,8 +44,8 @@ const info: CommandModule<object, InfoArgs> = {
     const b = await initBackend(args.backend as BackendChoice, (l) => process.stdout.write(`${l}\n`));
     const v = tfVersion();
     if (v) process.stdout.write(`TensorFlow ${v}\n`);
-    // fusedOps() prints why when it cannot load them.
-    if (v && b.name === 'tensorflow' && fusedOps()) process.stdout.write(`fused ops: ${fusedLibraryPath(v).lib}\n`);
+    // The kernel set chosen at backend start; loading the native ops printed why when they cannot run.
+    if (v && b.name === 'tensorflow' && backendKernels().native) process.stdout.write(`fused ops: ${fusedLibraryPath(v).lib}\n`);
     if (b.choice === 'wasm' || b.choice === 'cpu') process.stdout.write('for the native backend: ndbg backend install (docs/model.md, "Backends")\n');
   },
 };

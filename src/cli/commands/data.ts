@@ -1,10 +1,16 @@
 import * as os from 'os';
+import * as path from 'path';
 import type { Argv, CommandModule } from 'yargs';
 import { buildDataset } from '../../data/build';
 import { inspectDataset } from '../../data/inspect';
 import { mergeDatasets } from '../../data/merge';
 import { parseSourceSpec } from '../../data/sources';
 import { DEFAULT_TOKENIZER } from '../../tokenizer';
+
+/** Where `ndbg data build` writes without --out: data/NAME, NAME the source names joined by "-" (data/README.md). */
+export function defaultDataDir(sourceNames: string[]): string {
+  return path.join('data', sourceNames.join('-'));
+}
 
 /** `ndbg data build|inspect`: Arrow-packed training shards (docs/data.md). */
 const build: CommandModule = {
@@ -18,7 +24,7 @@ const build: CommandModule = {
         demandOption: true,
         describe: 'NAME=PATH[:kind], repeatable; kind: ndl (JSONL from `ndbg ndl`), code (dir of .py or JSONL {text}), text (JSONL {text})',
       })
-      .option('out', { type: 'string', demandOption: true, describe: 'Output directory, e.g. data/mix1' })
+      .option('out', { type: 'string', describe: 'Output directory (default: data/NAME, NAME the --source names joined by "-")' })
       .option('tokenizer', { type: 'string', default: DEFAULT_TOKENIZER, describe: 'Sentencepiece .model file, or "byte" for the built-in byte tokenizer' })
       .option('seq-len', { type: 'number', demandOption: true, describe: 'Sequence length T; rows hold T+1 tokens' })
       .option('shard-mb', { type: 'number', default: 64, describe: 'Maximum shard size in MiB' })
@@ -31,9 +37,11 @@ const build: CommandModule = {
   handler: async (a) => {
     const args = a as unknown as Record<string, unknown>;
     const start = Date.now();
+    const sources = (args.source as string[]).map(parseSourceSpec);
+    const out = (args.out as string | undefined) ?? defaultDataDir(sources.map((s) => s.name));
     const m = await buildDataset({
-      sources: (args.source as string[]).map(parseSourceSpec),
-      out: args.out as string,
+      sources,
+      out,
       tokenizer: args.tokenizer as string,
       seqLen: args['seq-len'] as number,
       shardMb: args['shard-mb'] as number,
@@ -51,7 +59,7 @@ const build: CommandModule = {
           `${s.train.tokens}+${s.val.tokens} tokens, ${s.train.shards.length}+${s.val.shards.length} shards\n`,
       );
     }
-    process.stdout.write(`wrote ${args.out}/manifest.json in ${secs.toFixed(1)}s\n`);
+    process.stdout.write(`wrote ${out}/manifest.json in ${secs.toFixed(1)}s\n`);
   },
 };
 

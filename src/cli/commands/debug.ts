@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as readline from 'readline';
 import type { CommandModule } from 'yargs';
-import { BACKENDS, BackendChoice } from '../../model/backend';
+import { BACKENDS, BackendChoice } from '../../backend/backend';
 import { loadCompleter } from '../../eval/load';
 import { DebugSession } from '../../eval/session';
 import type { PredictOptions } from '../../eval/types';

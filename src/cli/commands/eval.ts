@@ -1,7 +1,8 @@
 import * as path from 'path';
 import type { Argv, CommandModule } from 'yargs';
-import { BACKENDS, BackendChoice } from '../../model/backend';
-import { NaiveBaseline } from '../../eval/baseline';
+import { BACKENDS, BackendChoice } from '../../backend/backend';
+import { NaiveBaseline, RuleBaseline } from '../../eval/baseline';
+import { writeNextStateSamples } from '../../eval/samples';
 import { CompleterPredictor } from '../../eval/completer';
 import { copyProbeOf, DEFAULT_COPY_PROBE, formatCopyProbe, modelLogProbs } from '../../eval/copy_probe';
 import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy } from '../../eval/src_tokens';
@@ -82,7 +83,7 @@ function parseActions(spec: string): ActionKind[] {
 
 const nextState: CommandModule = {
   command: 'next-state',
-  describe: 'Next-state exact match per action and component (EVT, SRC, ARG, LOCALS), beside a naive baseline',
+  describe: 'Next-state exact match per action and component (EVT, SRC, ARG, LOCALS), beside the rule baseline and the naive one, with 95% intervals over programs',
   builder: (y: Argv) =>
     modelOptions(y)
       .option('programs', { type: 'string', describe: 'Held-out programs (CruxEval-style JSONL): the function-level set' })
@@ -118,8 +119,10 @@ const nextState: CommandModule = {
         maxPrefixFrames: a['max-prefix-frames'] as number | undefined,
         budget: completer.budget,
       });
-      const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new NaiveBaseline()], { quiet: a.quiet as boolean, didNotFit });
+      const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new RuleBaseline(), new NaiveBaseline()], { quiet: a.quiet as boolean, didNotFit });
       const file = path.join(out, `${set.name}.json`);
+      // Per-task results beside the JSON, so the errors can be read (docs/eval.md).
+      writeNextStateSamples(path.join(out, `${set.name}_samples.jsonl`), result);
       let report = nextStateReport(result, completer.name, { programs: set.traces.length, tasks: tasks.length });
       if (set.name === 'next_state_repo') {
         const repos = new Set(set.traces.map((t) => t.scope?.repo_id));
@@ -127,7 +130,7 @@ const nextState: CommandModule = {
       }
       writeJson(file, report);
       writeEvalScalars(a.checkpoint as string | undefined, set.name, report);
-      process.stdout.write(`${sets.length > 1 ? `${set.title}:\n` : ''}${formatTables(result.tables)}\nwritten to ${file}\n`);
+      process.stdout.write(`${sets.length > 1 ? `${set.title}:\n` : ''}${formatTables(result.tables)}\nwritten to ${file} and ${set.name}_samples.jsonl\n`);
     }
   },
 };
@@ -231,8 +234,8 @@ const copy: CommandModule = {
     if (!(Number.isInteger(a.documents) && (a.documents as number) >= 1)) throw new UserError(`--documents must be a positive integer, got ${String(a.documents)}`);
     const texts = a.ndl === undefined ? undefined : await readNdlTexts(a.ndl as string, a.documents as number);
     const completer = await loadModelCompleter({ checkpoint: a.checkpoint as string, backend: a.backend as BackendChoice });
-    const result = copyProbeOf(completer.model, completer.tokenizer, { seed: a.seed as number, sequences: a.sequences as number, length: a.length as number });
-    const srcTokens = texts && srcTokenAccuracy(modelLogProbs(completer.model), completer.tokenizer, texts, completer.model.config.max_seq_len);
+    const result = copyProbeOf(completer.model, completer.tokenizer, { seed: a.seed as number, sequences: a.sequences as number, length: a.length as number }, completer.budget.seqLen);
+    const srcTokens = texts && srcTokenAccuracy(modelLogProbs(completer.model), completer.tokenizer, texts, completer.budget);
     const file = path.join(resultsDir(a.out as string | undefined, a.checkpoint as string), 'copy_probe.json');
     writeJson(file, { title: 'Copy probe (induction)', ...result, ...(srcTokens && { srcTokens: { file: a.ndl, ...srcTokens } }) });
     process.stdout.write(`${formatCopyProbe(result)}\n${srcTokens ? formatSrcTokenAccuracy(srcTokens) + '\n' : ''}written to ${file}\n`);

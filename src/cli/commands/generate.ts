@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { BACKENDS, BackendChoice, initBackend } from '../../model/backend';
+import { BACKENDS, BackendChoice, initBackend } from '../../backend/backend';
 import { assertCheckpointDir, checkpointTokenizerPath, loadModelFromCheckpoint } from '../../model/checkpoint';
 import * as fs from 'fs';
 import { generate } from '../../model/generate';

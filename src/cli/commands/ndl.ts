@@ -1,5 +1,6 @@
 import * as fs from 'fs';
 import type { Argv, CommandModule } from 'yargs';
+import { rowLenOf } from '../../data/batch';
 import { samplerConfigSchema } from '../../ndl/config';
 import { checkRoundTrips, generateDocuments } from '../../ndl/run';
 import { entrySamplingSchema } from '../../ndl/repo_scope';
@@ -139,9 +140,11 @@ function samplerConfig(argv: Record<string, unknown>) {
 /** The --seq-len token budget and the tokenizer that counts it (both optional). */
 async function documentBudget(seqLen: number | undefined, tokenizer: string | undefined): Promise<{ maxTokens?: number; countTokens?: TokenCounter }> {
   if (seqLen !== undefined && (!Number.isInteger(seqLen) || seqLen < 1)) throw new UserError(`--seq-len must be a positive integer, got ${seqLen}`);
-  if (tokenizer === undefined) return { maxTokens: seqLen === undefined ? undefined : seqLen + 1 };
+  // A document fits when it is one training row (data/batch.ts rowLenOf).
+  const maxTokens = seqLen === undefined ? undefined : rowLenOf(seqLen);
+  if (tokenizer === undefined) return { maxTokens };
   const tok = await Tokenizer.load(tokenizer);
-  return { maxTokens: seqLen === undefined ? undefined : seqLen + 1, countTokens: (text) => tok.encodeIds(text).length };
+  return { maxTokens, countTokens: (text) => tok.encodeIds(text).length };
 }
 
 interface DocLine {

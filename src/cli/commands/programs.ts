@@ -109,7 +109,7 @@ const generate: CommandModule = {
     fs.writeFileSync(summaryFile, JSON.stringify({ config, tracer: tracer.describe, ...summary }, null, 2) + '\n');
     process.stdout.write(formatSummary(summary));
     process.stdout.write(`wrote ${summary.recordsAccepted} records to ${out} and the summary to ${summaryFile} in ${((Date.now() - start) / 1000).toFixed(1)}s (${tracer.describe})\n`);
-    if (summary.accepted < n) throw new UserError(`only ${summary.accepted} of ${n} programs passed the filters within ${summary.candidates} candidates`);
+    if (summary.stopped) throw new UserError(summary.stopped);
   },
 };
 

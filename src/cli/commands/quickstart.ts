@@ -1,7 +1,13 @@
 import type { Argv, CommandModule } from 'yargs';
-import { BACKENDS } from '../../model/backend';
+import { BACKENDS } from '../../backend/backend';
 import { FREE_SRC_NAME } from '../../eval/model_completer';
-import { quickstart, QUICKSTART_DEFAULTS } from '../quickstart';
+import { formatCruxEvalProtocol } from '../../eval/cruxeval_suite';
+import { ALL_BUT_CONTINUE } from '../../eval/score';
+import { formatSessionAccuracy } from '../../eval/session_accuracy';
+import { quickstart, QUICKSTART_DEFAULTS, type QuickstartResult } from '../quickstart';
+import { EVAL_DEFAULTS } from '../quickstart_eval';
+import { DEFAULT_STEPS, EVAL_SPLITS, type EvalSplit } from '../quickstart_options';
+import { formatMachine } from '../../util/machine';
 import { formatDuration } from '../../util/progress';
 
 /** `ndbg quickstart`: the whole pipeline on embedded defaults (src/cli/quickstart.ts). */
@@ -11,11 +17,12 @@ export const quickstartCommand: CommandModule = {
   builder: (y: Argv) =>
     y
       .option('out', { type: 'string', default: 'runs/quickstart', describe: 'Directory for every artifact' })
-      .option('minutes', { type: 'number', default: QUICKSTART_DEFAULTS.minutes, describe: 'Training time budget in minutes' })
-      .option('steps', { type: 'number', default: QUICKSTART_DEFAULTS.steps, describe: 'Most training steps (the time budget usually ends training first)' })
+      .option('steps', { type: 'number', describe: `Training steps (default ${DEFAULT_STEPS}): the budget, the same model on every machine; with --minutes, the most steps` })
+      .option('minutes', { type: 'number', describe: 'Train for a wall-clock budget instead of a step count (machine-dependent: a slower machine trains fewer steps, a weaker model)' })
       .option('programs', { type: 'number', default: QUICKSTART_DEFAULTS.programs, describe: 'Synthetic programs to generate' })
       .option('docs-per-program', { type: 'number', default: QUICKSTART_DEFAULTS.docsPerProgram, describe: 'NDL documents sampled per training program' })
-      .option('eval-programs', { type: 'number', default: QUICKSTART_DEFAULTS.evalPrograms, describe: 'Held-out programs for the next-state evaluation' })
+      .option('eval-programs', { type: 'number', default: QUICKSTART_DEFAULTS.evalPrograms, describe: 'Distinct held-out programs for the next-state evaluation (one record each)' })
+      .option('eval-split', { type: 'string', choices: EVAL_SPLITS as unknown as string[], default: QUICKSTART_DEFAULTS.evalSplit, describe: 'Held-out split to evaluate on: validation for choosing a recipe, test for reporting it' })
       .option('config', { type: 'string', default: QUICKSTART_DEFAULTS.config, describe: 'Training config' })
       .option('programs-config', { type: 'string', default: QUICKSTART_DEFAULTS.programsConfig, describe: 'Program generator config' })
       .option('tokenizer', { type: 'string', default: QUICKSTART_DEFAULTS.tokenizer, describe: 'Tokenizer model' })
@@ -23,17 +30,21 @@ export const quickstartCommand: CommandModule = {
       .option('seed', { type: 'number', default: QUICKSTART_DEFAULTS.seed, describe: 'Seed of every stage' })
       .option('workers', { type: 'number', default: QUICKSTART_DEFAULTS.workers, describe: 'Sandbox and tokenizer workers' })
       .option('set', { type: 'string', array: true, default: [] as string[], describe: 'Override a training config field, e.g. --set train.micro_batch_size=4' })
+      .option('cruxeval', { type: 'string', describe: 'CruxEval JSONL: also evaluate on real code (next-state and the paper\'s CruxEval protocol) on a fixed sample; skipped without it' })
+      .option('cruxeval-programs', { type: 'number', default: EVAL_DEFAULTS.cruxevalPrograms, describe: 'The CruxEval sample: its first N programs' })
+      .option('sessions', { type: 'number', default: EVAL_DEFAULTS.sessions, describe: 'Held-out programs with a scripted, verified debug session each way (multi-step accuracy)' })
       .option('force', { type: 'boolean', default: false, describe: 'Replace a non-empty --out' }),
   handler: async (argv) => {
     const a = argv as Record<string, unknown>;
     const r = await quickstart({
       ...QUICKSTART_DEFAULTS,
       out: a.out as string,
-      minutes: a.minutes as number,
-      steps: a.steps as number,
+      minutes: (a.minutes as number | undefined) ?? null,
+      steps: (a.steps as number | undefined) ?? null,
       programs: a.programs as number,
       docsPerProgram: a['docs-per-program'] as number,
       evalPrograms: a['eval-programs'] as number,
+      evalSplit: a['eval-split'] as EvalSplit,
       config: a.config as string,
       programsConfig: a['programs-config'] as string,
       tokenizer: a.tokenizer as string,
@@ -42,21 +53,30 @@ export const quickstartCommand: CommandModule = {
       workers: a.workers as number,
       force: a.force as boolean,
       set: a.set as string[],
+      cruxeval: a.cruxeval as string | undefined,
+      cruxevalPrograms: a['cruxeval-programs'] as number,
+      sessions: a.sessions as number,
     });
     const m = r.nextState.model;
     const free = r.nextState[FREE_SRC_NAME];
     const b = r.nextState.baseline;
+    const naive = r.nextState.naive;
     const rate = (t: typeof m, k: string) => (100 * (t?.[k]?.full ?? 0)).toFixed(1).padStart(5);
-    const line = (k: string) => `  ${k.padEnd(12)} model ${rate(m, k)}%   (free SRC ${rate(free, k)}%)   baseline ${rate(b, k)}%`;
+    const ci = (t: typeof m, k: string) => (t?.[k] ? `[${(100 * t[k].ci.full[0]).toFixed(0)}-${(100 * t[k].ci.full[1]).toFixed(0)}]` : '').padEnd(8);
+    const line = (k: string) => `  ${k.padEnd(16)} model ${rate(m, k)}% ${ci(m, k)} (free SRC ${rate(free, k)}%)   baseline ${rate(b, k)}%   naive ${rate(naive, k)}%   (${m?.[k]?.n ?? 0} tasks, ${m?.[k]?.programs ?? 0} programs)`;
     process.stdout.write(
       [
         '',
         `quickstart finished in ${formatDuration(r.seconds.total)}: everything is in ${r.dir}`,
+        `  training: ${r.steps} steps (${budgetKind(r)}), ${Math.round(r.tokensPerS)} tokens/s on ${formatMachine(r.machine)}`,
         `  training loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}; checkpoint ${r.checkpoint}`,
-        '  next-state full-frame exact match on held-out programs:',
+        `  next-state full-frame exact match on ${r.heldOut.programs} distinct held-out programs (${r.heldOut.split} split):`,
         line('step_into'),
         line('step_over'),
         line('all'),
+        line(ALL_BUT_CONTINUE),
+        `  ${formatSessionAccuracy(r.sessions)}`,
+        `  ${r.cruxeval ? `CruxEval next-state (${r.cruxeval.programs} programs): model ${rate(r.cruxeval.nextState.model, 'all')}%, baseline ${rate(r.cruxeval.nextState.baseline, 'all')}%; ${formatCruxEvalProtocol(r.cruxeval)}` : 'CruxEval: skipped: no CruxEval file (--cruxeval FILE)'}`,
         `  report: ${r.runDir}/report.html`,
         `  try it: npx ndbg debug --checkpoint ${r.checkpoint} examples/count.py --call 'count("berry", "r")' --verify`,
         '',
@@ -64,3 +84,8 @@ export const quickstartCommand: CommandModule = {
     );
   },
 };
+
+/** The budget as the summary names it: a step budget, or a time budget (machine-dependent). */
+function budgetKind(r: QuickstartResult): string {
+  return r.budget.kind === 'steps' ? 'step budget' : `time budget of ${r.budget.minutes} min, machine-dependent`;
+}

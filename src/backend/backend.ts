@@ -5,6 +5,7 @@ import { UserError } from '../util/errors';
 import { registerGradients } from './gradients';
 import { registerNativeKernels } from './native_kernels';
 import { registerWasmKernels } from './wasm_kernels';
+import { selectKernels } from './kernels';
 
 /**
  * Backend selection. The node bindings (@tensorflow/tfjs-node-gpu, @tensorflow/tfjs-node) need a
@@ -177,6 +178,8 @@ export async function initBackend(choice: BackendChoice = 'auto', log: (line: st
     const r = await tryBackend(c);
     if (typeof r !== 'string') {
       current = r;
+      // The model's kernel set is chosen here, once per backend (src/backend/kernels.ts).
+      selectKernels();
       log(`backend: ${r.choice} (${r.detail})${skipped.length ? `; skipped ${skipped.join('; ')}` : ''}`);
       return r;
     }

@@ -3,9 +3,9 @@ import { fusedLibraryPath, fusedLibraryProblem } from './fused_build';
 
 /**
  * The fused kernels of native/ndbg_ops.cc as tfjs tensor functions, on the "tensorflow" backend
- * when `ndbg backend install` has built them for the loaded TensorFlow; `fusedOps()` is
- * undefined otherwise (other backends, library absent, NDBG_FUSED=0) and the callers run their
- * unfused tfjs ops, which say the same math.
+ * when `ndbg backend install` has built them for the loaded TensorFlow; `loadFusedOps()` is
+ * undefined otherwise (other backends, library absent) and the fused kernel set (fused_kernels.ts)
+ * runs its tfjs form of the same math.
  *
  * The ops run straight through the addon's executeOp: no tfjs kernel lookup and no tape entry
  * (every caller is a forward or gradient function of a tf.customGrad, which records its own).
@@ -50,10 +50,13 @@ interface NodeBackend {
 
 let state: { ops?: FusedOps } | undefined;
 
-/** The fused ops when they can run here (decided once per process, with one log line when not). */
-export function fusedOps(): FusedOps | undefined {
-  // NDBG_FUSED=0 runs the unfused ops (read per call: tests compare both paths in one process).
-  if (tf.getBackend() !== 'tensorflow' || process.env.NDBG_FUSED === '0') return undefined;
+/**
+ * The fused ops when they can run on the current backend (loaded once per process, with one
+ * log line when not). Only the kernel-set choice at backend start (kernels.ts) asks; the model
+ * and optimizer take the ops from the set they were given.
+ */
+export function loadFusedOps(): FusedOps | undefined {
+  if (tf.getBackend() !== 'tensorflow') return undefined;
   if (!state) state = load();
   return state.ops;
 }

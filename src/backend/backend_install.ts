@@ -273,7 +273,7 @@ function fused(choice: NativeChoice, library: TfLibrary, tfVersion: string, forc
   const r = child<{ maxDiff: number }>(`
 const tf = require('@tensorflow/tfjs-core');
 require(${JSON.stringify(require.resolve('./backend'))}).initBackend(${JSON.stringify(choice)}, () => undefined).then(() => {
-  const ops = require(${JSON.stringify(require.resolve('./fused_ops'))}).fusedOps();
+  const ops = require(${JSON.stringify(require.resolve('./fused_ops'))}).loadFusedOps();
   if (!ops) throw new Error('the library did not load');
   const g = tf.tensor2d([[-2, -0.5, 0, 1.5]]), u = tf.tensor2d([[1, 2, 3, 4]]);
   const d = tf.max(tf.abs(tf.sub(ops.swiglu(g, u), tf.mul(tf.mul(g, tf.sigmoid(g)), u)))).dataSync()[0];

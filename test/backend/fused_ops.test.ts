@@ -2,21 +2,24 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs-core';
-import { initBackend } from '../../src/model/backend';
-import { fusedLibraryPath, fusedLibraryProblem } from '../../src/model/fused_build';
-import { FusedOps, fusedOps } from '../../src/model/fused_ops';
-import { attentionBias, documentBias, rotateHalfMatrix } from '../../src/model/layers';
+import { initBackend } from '../../src/backend/backend';
+import { fusedLibraryPath, fusedLibraryProblem } from '../../src/backend/fused_build';
+import { FusedOps, loadFusedOps } from '../../src/backend/fused_ops';
+import { fusedKernels } from '../../src/backend/fused_kernels';
+import { backendKernels } from '../../src/backend/kernels';
+import type { KernelSet } from '../../src/backend/kernel_set';
+import { attentionBias, rotateHalfMatrix } from '../../src/model/layers';
 import type { TokenBatch } from '../../src/data/batch';
 import { AdamW } from '../../src/train/adamw';
 import { Rng } from '../../src/util/rng';
-import { randomIds, testConfig, testModel } from './helpers';
+import { randomIds, testConfig, testModel } from '../model/helpers';
 import { nativeSkipReason } from './native';
 
 /**
  * The fused kernels of native/ndbg_ops.cc against the unfused tfjs computation on the same
  * (tensorflow) backend: each op's values, each gradient op against tf.grad of the unfused
  * forward, AdamW against its tfjs formula, and a whole model's loss and gradients with the
- * fused ops on and off (NDBG_FUSED=0). Tolerance: 2e-6 relative to the largest value (float32
+ * fused kernel set built with the native ops and without them, side by side. Tolerance: 2e-6 relative to the largest value (float32
  * rounding of a different summation order); AdamW 1e-6 absolute on weights of size ~1.
  * Skipped with a printed reason when the tensorflow backend is not built here.
  */
@@ -45,9 +48,11 @@ const TOL = 2e-6;
     const version = (tf.backend() as unknown as { binding: { TF_Version: string } }).binding.TF_Version;
     const problem = fusedLibraryProblem(version);
     if (problem) throw new Error(`fused ops ${problem}`);
-    const ops = fusedOps();
-    if (!ops) throw new Error('fusedOps() is undefined on tensorflow with the library built');
+    const ops = loadFusedOps();
+    if (!ops) throw new Error('loadFusedOps() is undefined on tensorflow with the library built');
     F = ops;
+    // The set chosen at backend start is the native one (NDBG_FUSED unset).
+    if (process.env.NDBG_FUSED !== '0') expect(backendKernels().native).toBe(F);
   });
 
   it('RMSNorm forward and backward', () => {
@@ -127,13 +132,8 @@ const TOL = 2e-6;
       const docs = tf.tensor2d([0, 0, 1, 1, 1, 2, 7, 7, 7, 7, 3, 3], [2, 6], 'int32') as tf.Tensor2D;
       const causal = attentionBias(6, 6, 0, 1);
       for (const g of [1, 2]) {
-        const fusedBias = documentBias(docs, causal, g);
-        process.env.NDBG_FUSED = '0';
-        try {
-          expect(Array.from(fusedBias.dataSync())).toEqual(Array.from(documentBias(docs, causal, g).dataSync()));
-        } finally {
-          delete process.env.NDBG_FUSED;
-        }
+        const fusedBias = fusedKernels(F).documentBias(docs, causal, g);
+        expect(Array.from(fusedBias.dataSync())).toEqual(Array.from(fusedKernels(undefined).documentBias(docs, causal, g).dataSync()));
       }
     });
   });
@@ -179,9 +179,10 @@ const TOL = 2e-6;
     });
   });
 
-  it.each([true, false])('a model gives the same loss and gradients with the fused ops on and off (GQA, document mask, tied head: %s)', (tied) => {
+  it.each([true, false])('a model gives the same loss and gradients with the native ops and without (GQA, document mask, tied head: %s)', (tied) => {
     const config = testConfig({ tie_embeddings: tied, doc_attention_mask: true });
-    const model = testModel(config, 3);
+    const model = testModel(config, 3, fusedKernels(F));
+    const plainModel = testModel(config, 3, fusedKernels(undefined));
     const B = 2;
     const T = config.max_seq_len;
     const rows = randomIds(Rng.from(5, 'rows'), B, T + 1, config.vocab_size);
@@ -190,16 +191,8 @@ const TOL = 2e-6;
     const lossMask = Uint8Array.from(ids, (_, i) => (i % (T + 1) === 0 || i % 5 === 2 ? 0 : 1));
     const docIds = Int32Array.from(ids, (_, i) => ((i % (T + 1)) < 6 ? 0 : 1));
     const batch: TokenBatch = { batchSize: B, seqLen: T, ids, lossMask, docIds };
-    const run = () => model.lossAndGrads(batch);
-    const fused = run();
-    process.env.NDBG_FUSED = '0';
-    let plain: ReturnType<typeof run>;
-    try {
-      expect(fusedOps()).toBeUndefined();
-      plain = run();
-    } finally {
-      delete process.env.NDBG_FUSED;
-    }
+    const fused = model.lossAndGrads(batch);
+    const plain = plainModel.lossAndGrads(batch);
     expect(Math.abs(fused.loss.dataSync()[0] - plain.loss.dataSync()[0])).toBeLessThan(1e-5);
     for (const [name, g] of fused.grads) expect([name, maxRelDiff(g, plain.grads.get(name) as tf.Tensor) < 1e-4]).toEqual([name, true]);
     for (const r of [fused, plain]) {
@@ -207,14 +200,16 @@ const TOL = 2e-6;
       for (const g of r.grads.values()) g.dispose();
     }
     model.dispose();
+    plainModel.dispose();
   });
 
-  it('AdamW.apply gives the same weights with the fused ops on and off', () => {
-    const make = () => {
+  it('AdamW.apply gives the same weights with the native ops and without', () => {
+    const make = (kernels: KernelSet) => {
       const vars = [tf.variable(tf.tensor2d([[1, -2], [3, 0.5]])), tf.variable(tf.tensor1d([0.1, -0.2, 0.3]))];
       const opt = new AdamW(
         vars.map((variable, i) => ({ name: `p${i}`, variable, decay: i === 0 })),
         { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1 },
+        kernels,
       );
       return { vars, opt };
     };
@@ -227,16 +222,10 @@ const TOL = 2e-6;
       }
       return o.vars.map((v) => Array.from(v.dataSync()));
     };
-    const fusedRun = make();
+    const fusedRun = make(fusedKernels(F));
     const fusedW = steps(fusedRun);
-    process.env.NDBG_FUSED = '0';
-    const plainRun = make();
-    let plainW: number[][];
-    try {
-      plainW = steps(plainRun);
-    } finally {
-      delete process.env.NDBG_FUSED;
-    }
+    const plainRun = make(fusedKernels(undefined));
+    const plainW = steps(plainRun);
     fusedW.flat().forEach((w, i) => expect(Math.abs(w - plainW.flat()[i])).toBeLessThan(1e-6));
     expect(fusedRun.opt.state().moments).toEqual(plainRun.opt.state().moments);
     for (const o of [fusedRun, plainRun]) {

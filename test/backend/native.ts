@@ -1,4 +1,4 @@
-import { nativeUnavailableReason } from '../../src/model/backend';
+import { nativeUnavailableReason } from '../../src/backend/backend';
 
 /**
  * The backends the model tests run on: cpu and wasm always, tensorflow when `ndbg backend

@@ -1,13 +1,13 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { findTfLibrary, libraryIn, parseArchiveName } from '../../src/model/tf_library';
+import { findTfLibrary, libraryIn, parseArchiveName } from '../../src/backend/tf_library';
 import { UserError } from '../../src/util/errors';
 
 /**
  * Finding a TensorFlow C library (`ndbg backend install --from`): the layouts it accepts and the
  * one-line errors for what it does not. The full install (pip, build, verify) runs in CI's
- * setup script and is exercised by test/model/native_backend.test.ts through its result.
+ * setup script and is exercised by test/backend/native_backend.test.ts through its result.
  */
 let tmp: string;
 beforeAll(() => {

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { initBackend } from '../../src/model/backend';
+import { initBackend } from '../../src/backend/backend';
 import { Rng } from '../../src/util/rng';
 
 /** The replaced wasm BatchMatMul and the added UnsortedSegmentSum agree with the cpu backend. */

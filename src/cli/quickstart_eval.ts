@@ -1,0 +1,86 @@
+/**
+ * Stage 7 of the quickstart (and of every learning-bench point): the evaluation of one trained
+ * checkpoint. Next-state accuracy on the held-out programs (the model with SRC constrained and
+ * free, beside the rule baseline and the naive one, with 95% intervals over programs and the
+ * per-task samples), the copy probe, multi-step accuracy in scripted `ndbg debug` sessions on
+ * the model's own history, and — when a CruxEval file is given — the same on real code.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { NaiveBaseline, RuleBaseline } from '../eval/baseline';
+import { CompleterPredictor, type TextCompleter } from '../eval/completer';
+import { copyProbeOf, formatCopyProbe, modelLogProbs, type CopyProbeResult } from '../eval/copy_probe';
+import { runCruxEvalSuite, type CruxEvalSuite } from '../eval/cruxeval_suite';
+import { loadModelCompleter, writeJson } from '../eval/load';
+import type { ModelCompleter } from '../eval/model_completer';
+import { evaluateNextState, formatTables, nextStateReport, type NextStateResult } from '../eval/next_state';
+import { writeNextStateSamples } from '../eval/samples';
+import { formatSessionAccuracy, sessionAccuracy, type SessionAccuracy } from '../eval/session_accuracy';
+import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy, type SrcTokenAccuracy } from '../eval/src_tokens';
+import { ALL_ACTIONS, makeTasks } from '../eval/tasks';
+import type { QuickstartData } from './quickstart_data';
+import { done, pct, stage, type QuickstartOptions, type StageSeconds } from './quickstart_options';
+
+/** The eval's own options (all opt-in or with defaults, so every caller of the recipe has them). */
+export interface EvalExtras {
+  /** CruxEval JSONL for the real-code section; undefined: skipped (a user's clone has none). */
+  cruxeval?: string;
+  /** The fixed CruxEval sample: its first N programs. */
+  cruxevalPrograms?: number;
+  /** Held-out programs with a scripted debug session each way (0: none). */
+  sessions?: number;
+}
+
+export const EVAL_DEFAULTS = { cruxevalPrograms: 200, sessions: 30, sessionCommands: 8 } as const;
+
+export interface RunEvaluation {
+  completer: TextCompleter;
+  result: NextStateResult;
+  copyProbe: CopyProbeResult;
+  srcTokens: SrcTokenAccuracy;
+  /** Eval tasks scored, and drawn but not fitting the context. */
+  tasks: { scored: number; didNotFit: number };
+  sessions: SessionAccuracy;
+  cruxeval?: CruxEvalSuite;
+}
+
+const log = (line: string) => process.stderr.write(`${line.split('\n').map((l) => `      ${l}`).join('\n')}\n`);
+
+/** Next-state on the held-out programs: both decodings and both baselines, JSON and samples. */
+async function heldOutNextState(o: QuickstartOptions, data: QuickstartData, completer: ModelCompleter, evalDir: string) {
+  const { tasks, didNotFit } = makeTasks(data.testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, budget: completer.budget });
+  const notFitting = Object.values(didNotFit).reduce((a, b) => a + b, 0);
+  log(`${tasks.length} tasks; ${pct(tasks.length, tasks.length + notFitting)} fit the context (${notFitting} did_not_fit, not scored)`);
+  // The model as shipped (SRC constrained to program lines) and decoding freely, side by side.
+  const free = completer.withSrcConstraint(false);
+  const predictors = [new CompleterPredictor(completer), new CompleterPredictor(free), new RuleBaseline(), new NaiveBaseline()];
+  const result = await evaluateNextState(tasks, predictors, { didNotFit });
+  writeJson(path.join(evalDir, 'next_state.json'), nextStateReport(result, completer.name, { programs: data.testTraces.length, tasks: tasks.length }));
+  writeNextStateSamples(path.join(evalDir, 'next_state_samples.jsonl'), result);
+  process.stderr.write(`${formatTables(result.tables)}\n`);
+  return { result, tasks: { scored: tasks.length, didNotFit: notFitting } };
+}
+
+/** Stage 7 for one checkpoint; everything goes under runDir/eval. */
+export async function evaluateRun(o: QuickstartOptions & EvalExtras, data: QuickstartData, runDir: string, checkpoint: string, seconds: StageSeconds): Promise<RunEvaluation> {
+  const t = Date.now();
+  stage(7, 'eval', `next-state accuracy on ${data.testTraces.length} distinct held-out programs (${data.evalSplit} split), every action, SRC constrained and free, beside the rule baseline and the naive one`);
+  const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never });
+  const evalDir = path.join(runDir, 'eval');
+  fs.mkdirSync(evalDir, { recursive: true });
+  const { result, tasks } = await heldOutNextState(o, data, completer, evalDir);
+  // Whether the model copies from its context at all (induction heads): what SRC accuracy needs.
+  const probe = copyProbeOf(completer.model, completer.tokenizer, {}, completer.budget.seqLen);
+  // How close it is to copying lines: moves long before exact-match SRC does (docs/eval.md).
+  const srcTokens = srcTokenAccuracy(modelLogProbs(completer.model), completer.tokenizer, await readNdlTexts(data.testDocuments, Infinity), completer.budget);
+  writeJson(path.join(evalDir, 'copy_probe.json'), { title: 'Copy probe (induction)', ...probe, srcTokens: { file: data.testDocuments, ...srcTokens } });
+  log(`${formatCopyProbe(probe)}\n${formatSrcTokenAccuracy(srcTokens)}`);
+  // What a user of the REPL sees: the model continuing its own history, checked stop by stop.
+  const sessionTraces = data.testTraces.slice(0, o.sessions ?? EVAL_DEFAULTS.sessions);
+  const sessions = await sessionAccuracy(sessionTraces, completer, { seed: o.seed, commands: EVAL_DEFAULTS.sessionCommands });
+  writeJson(path.join(evalDir, 'sessions.json'), { title: 'Multi-step accuracy (scripted debug --verify sessions)', commands: EVAL_DEFAULTS.sessionCommands, ...sessions });
+  log(formatSessionAccuracy(sessions));
+  const cruxeval = await runCruxEvalSuite(completer, evalDir, { file: o.cruxeval, programs: o.cruxevalPrograms ?? EVAL_DEFAULTS.cruxevalPrograms, seed: o.seed, workers: o.workers }, log);
+  done(path.join(evalDir, 'next_state.json'), t, seconds, 'eval');
+  return { completer, result, copyProbe: probe, srcTokens, tasks, sessions, cruxeval };
+}
