@@ -45,7 +45,7 @@ it('require("ndbg") from the packed tarball exposes every stage and works', () =
     });`;
   const env = { ...process.env, NODE_PATH: path.join(root, 'node_modules') };
   const r = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: app, env, encoding: 'utf8' }));
-  expect(r.stages).toEqual(['programs', 'trace', 'oracle', 'ndl', 'tokenizer', 'data', 'model', 'train', 'evaluation']); // pipeline order
+  expect(r.stages).toEqual(['programs', 'trace', 'oracle', 'ndl', 'tokenizer', 'data', 'backend', 'model', 'train', 'evaluation']); // pipeline order
   expect(r.resolvedFrom).toBe(path.join(app, 'node_modules', 'ndbg', 'dist', 'index.js'));
   expect(r.functions).toEqual([]);
   expect(r.byteRoundTrip).toBe(true);

@@ -64,8 +64,8 @@ it('1×(batch 8) and 4×(batch 2) give the same update', () => {
     l.dispose();
     return w;
   })();
-  for (const [k, v] of weights[0].w) {
-    const u = weights[1].w.get(k)!;
+  for (const [k, { data: v }] of weights[0].w) {
+    const u = weights[1].w.get(k)!.data;
     for (let i = 0; i < v.length; i++) {
       maxDiff = Math.max(maxDiff, Math.abs(v[i] - u[i]));
       moved = Math.max(moved, Math.abs(v[i] - init.get(k)![i]));
