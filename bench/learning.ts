@@ -32,6 +32,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     cruxeval: opt('cruxeval'),
     cruxevalPrograms: intFlag(args, 'cruxeval-programs', EVAL_DEFAULTS.cruxevalPrograms),
     sessions: intFlag(args, 'sessions', EVAL_DEFAULTS.sessions),
+    // The learning curve keeps the free-SRC column beside the constrained one (docs/eval.md).
+    freeSrc: true,
     out: opt('out') ?? path.join(packageRoot(), 'runs', 'bench-learning'),
     backend: opt('backend') ?? 'auto',
     programs: intFlag(args, 'programs', QUICKSTART_DEFAULTS.programs),

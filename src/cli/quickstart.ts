@@ -191,8 +191,10 @@ export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<Qui
     // The whole tables (intervals, programs, exit shares) live in run/eval/next_state.json.
     cruxeval: run.cruxeval && { file: run.cruxeval.file, programs: run.cruxeval.programs, protocol: run.cruxeval.protocol.byTask, trivial: run.cruxeval.trivial, full_match_model: ratesOf(run.cruxeval.nextState[run.completer.name], 'full'), full_match_baseline: ratesOf(run.cruxeval.nextState.baseline, 'full') },
     src_model: ratesOf(run.result.tables[run.completer.name], 'src'),
-    [`full_match_${FREE_SRC_NAME}`]: ratesOf(run.result.tables[FREE_SRC_NAME], 'full'),
-    [`src_${FREE_SRC_NAME}`]: ratesOf(run.result.tables[FREE_SRC_NAME], 'src'),
+    ...(run.result.tables[FREE_SRC_NAME] && {
+      [`full_match_${FREE_SRC_NAME}`]: ratesOf(run.result.tables[FREE_SRC_NAME], 'full'),
+      [`src_${FREE_SRC_NAME}`]: ratesOf(run.result.tables[FREE_SRC_NAME], 'src'),
+    }),
   });
   return summary;
 }

@@ -1,7 +1,7 @@
 /**
  * Stage 7 of the quickstart (and of every learning-bench point): the evaluation of one trained
- * checkpoint. Next-state accuracy on the held-out programs (the model with SRC constrained and
- * free, beside the rule baseline and the naive one, with 95% intervals over programs and the
+ * checkpoint. Next-state accuracy on the held-out programs (the model with SRC constrained, and
+ * free with --free-src, beside the rule baseline and the naive one, with 95% intervals over programs and the
  * per-task samples), the copy probe, multi-step accuracy in scripted `ndbg debug` sessions on
  * the model's own history, and — when a CruxEval file is given — the same on real code.
  */
@@ -29,6 +29,11 @@ export interface EvalExtras {
   cruxevalPrograms?: number;
   /** Held-out programs with a scripted debug session each way (0: none). */
   sessions?: number;
+  /**
+   * Also decode with SRC unconstrained (a second model column). Off by default: it doubles the
+   * eval's decoding time, and the constrained decoding is what `ndbg debug` ships.
+   */
+  freeSrc?: boolean;
 }
 
 export const EVAL_DEFAULTS = { cruxevalPrograms: 200, sessions: 30, sessionCommands: 8 } as const;
@@ -47,13 +52,13 @@ export interface RunEvaluation {
 const log = (line: string) => process.stderr.write(`${line.split('\n').map((l) => `      ${l}`).join('\n')}\n`);
 
 /** Next-state on the held-out programs: both decodings and both baselines, JSON and samples. */
-async function heldOutNextState(o: QuickstartOptions, data: QuickstartData, completer: ModelCompleter, evalDir: string) {
+async function heldOutNextState(o: QuickstartOptions & EvalExtras, data: QuickstartData, completer: ModelCompleter, evalDir: string) {
   const { tasks, didNotFit } = makeTasks(data.testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, budget: completer.budget });
   const notFitting = Object.values(didNotFit).reduce((a, b) => a + b, 0);
   log(`${tasks.length} tasks; ${pct(tasks.length, tasks.length + notFitting)} fit the context (${notFitting} did_not_fit, not scored)`);
-  // The model as shipped (SRC constrained to program lines) and decoding freely, side by side.
-  const free = completer.withSrcConstraint(false);
-  const predictors = [new CompleterPredictor(completer), new CompleterPredictor(free), new RuleBaseline(), new NaiveBaseline()];
+  // The model as shipped (SRC constrained to program lines) and, when asked, decoding freely beside it.
+  const models = o.freeSrc ? [completer, completer.withSrcConstraint(false)] : [completer];
+  const predictors = [...models.map((m) => new CompleterPredictor(m)), new RuleBaseline(), new NaiveBaseline()];
   const result = await evaluateNextState(tasks, predictors, { didNotFit });
   writeJson(path.join(evalDir, 'next_state.json'), nextStateReport(result, completer.name, { programs: data.testTraces.length, tasks: tasks.length }));
   writeNextStateSamples(path.join(evalDir, 'next_state_samples.jsonl'), result);
@@ -64,7 +69,7 @@ async function heldOutNextState(o: QuickstartOptions, data: QuickstartData, comp
 /** Stage 7 for one checkpoint; everything goes under runDir/eval. */
 export async function evaluateRun(o: QuickstartOptions & EvalExtras, data: QuickstartData, runDir: string, checkpoint: string, seconds: StageSeconds): Promise<RunEvaluation> {
   const t = Date.now();
-  stage(7, 'eval', `next-state accuracy on ${data.testTraces.length} distinct held-out programs (${data.evalSplit} split), every action, SRC constrained and free, beside the rule baseline and the naive one`);
+  stage(7, 'eval', `next-state accuracy on ${data.testTraces.length} distinct held-out programs (${data.evalSplit} split), every action, SRC constrained${o.freeSrc ? ' and free' : ''}, beside the rule baseline and the naive one`);
   const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never });
   const evalDir = path.join(runDir, 'eval');
   fs.mkdirSync(evalDir, { recursive: true });

@@ -27,7 +27,7 @@ describe('ndbg quickstart (shortened)', () => {
       process.execPath,
       // A step budget (the quickstart's default kind; 200 steps here), so the loss curve, and the
       // 'loss fell by 0.5' check, are the same on a fast or a slow machine.
-      [path.join(root, 'bin', 'ndbg.js'), 'quickstart', '--out', out, '--force', '--programs', '150', '--eval-programs', '6',
+      [path.join(root, 'bin', 'ndbg.js'), 'quickstart', '--out', out, '--force', '--programs', '150', '--eval-programs', '6', '--free-src',
         '--steps', '200', '--set', 'train.eval_every=50', '--set', 'train.checkpoint_every=100'],
       { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20, timeout: 15 * 60 * 1000 },
     ).toString();

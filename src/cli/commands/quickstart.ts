@@ -32,6 +32,7 @@ export const quickstartCommand: CommandModule = {
       .option('set', { type: 'string', array: true, default: [] as string[], describe: 'Override a training config field, e.g. --set train.micro_batch_size=4' })
       .option('cruxeval', { type: 'string', describe: 'CruxEval JSONL: also evaluate on real code (next-state and the paper\'s CruxEval protocol) on a fixed sample; skipped without it' })
       .option('cruxeval-programs', { type: 'number', default: EVAL_DEFAULTS.cruxevalPrograms, describe: 'The CruxEval sample: its first N programs' })
+      .option('free-src', { type: 'boolean', default: false, describe: 'Also score the model decoding SRC freely (doubles the eval time)' })
       .option('sessions', { type: 'number', default: EVAL_DEFAULTS.sessions, describe: 'Held-out programs with a scripted, verified debug session each way (multi-step accuracy)' })
       .option('force', { type: 'boolean', default: false, describe: 'Replace a non-empty --out' }),
   handler: async (argv) => {
@@ -56,6 +57,7 @@ export const quickstartCommand: CommandModule = {
       cruxeval: a.cruxeval as string | undefined,
       cruxevalPrograms: a['cruxeval-programs'] as number,
       sessions: a.sessions as number,
+      freeSrc: a['free-src'] as boolean,
     });
     const m = r.nextState.model;
     const free = r.nextState[FREE_SRC_NAME];
@@ -63,7 +65,7 @@ export const quickstartCommand: CommandModule = {
     const naive = r.nextState.naive;
     const rate = (t: typeof m, k: string) => (100 * (t?.[k]?.full ?? 0)).toFixed(1).padStart(5);
     const ci = (t: typeof m, k: string) => (t?.[k] ? `[${(100 * t[k].ci.full[0]).toFixed(0)}-${(100 * t[k].ci.full[1]).toFixed(0)}]` : '').padEnd(8);
-    const line = (k: string) => `  ${k.padEnd(16)} model ${rate(m, k)}% ${ci(m, k)} (free SRC ${rate(free, k)}%)   baseline ${rate(b, k)}%   naive ${rate(naive, k)}%   (${m?.[k]?.n ?? 0} tasks, ${m?.[k]?.programs ?? 0} programs)`;
+    const line = (k: string) => `  ${k.padEnd(16)} model ${rate(m, k)}% ${ci(m, k)}${free ? ` (free SRC ${rate(free, k)}%)` : ''}   baseline ${rate(b, k)}%   naive ${rate(naive, k)}%   (${m?.[k]?.n ?? 0} tasks, ${m?.[k]?.programs ?? 0} programs)`;
     process.stdout.write(
       [
         '',
