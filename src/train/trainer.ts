@@ -118,11 +118,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
       checkBadSteps(c, cfg);
 
       // time budget
-      const change = budget.afterStep(c.step, performance.now());
-      if (change) log(change.message);
-      if (change?.kind === 'fitted') bar.setTotal(change.horizon - startStep);
-      const estimate = pace?.afterStep(c.step, c.tokensSeen, performance.now());
-      if (estimate) log(estimate);
+      budgetAfterStep(budget, pace, c, { bar, startStep, log });
 
       // checkpoint
       const periodic = cfg.checkpoint_every > 0 && c.step % cfg.checkpoint_every === 0;
@@ -150,6 +146,16 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
     tokens: c.tokensSeen,
     stoppedBySignal,
   };
+}
+
+/** The time budget's calibration and the step budget's time estimate after a step, each logged once. */
+function budgetAfterStep(budget: TimeBudget, pace: PaceEstimate | undefined, c: Counters, o: { bar: Progress; startStep: number; log: (s: string) => void }): void {
+  const now = performance.now();
+  const change = budget.afterStep(c.step, now);
+  if (change) o.log(change.message);
+  if (change?.kind === 'fitted') o.bar.setTotal(change.horizon - o.startStep);
+  const estimate = pace?.afterStep(c.step, c.tokensSeen, now);
+  if (estimate) o.log(estimate);
 }
 
 /** fn(), its wall seconds added to seconds[what]. */
