@@ -24,6 +24,8 @@ export interface TextCompleter {
   readonly budget?: PromptBudget;
   /** The continuation text after `prefix` (the next frame; see above). */
   completeFrame(prefix: string, options?: PredictOptions): Promise<string>;
+  /** completeFrame for many prefixes at once, in order (a model decodes them as batches). */
+  completeFrames?(prefixes: string[], options?: PredictOptions): Promise<string[]>;
 }
 
 /** Reads a continuation as the next frame after `prefix`; unreadable text becomes an error value. */
@@ -42,4 +44,17 @@ export class CompleterPredictor implements FramePredictor {
   async predict(task: NextStateTask, options?: PredictOptions): Promise<Prediction> {
     return readPrediction(task.prefix, await this.completer.completeFrame(task.prefix, options));
   }
+  async predictMany(tasks: NextStateTask[], options?: PredictOptions): Promise<Prediction[]> {
+    const prefixes = tasks.map((t) => t.prefix);
+    const texts = this.completer.completeFrames
+      ? await this.completer.completeFrames(prefixes, options)
+      : await sequentially(prefixes, (p) => this.completer.completeFrame(p, options));
+    return texts.map((text, i) => readPrediction(prefixes[i], text));
+  }
+}
+
+async function sequentially<T, R>(items: T[], f: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (const item of items) out.push(await f(item));
+  return out;
 }

@@ -27,6 +27,8 @@ export interface CompleterSpec {
   constrainSrc?: boolean;
   /** Beam search with this many beams where decoding is not sampled; default 1 (greedy). */
   beams?: number;
+  /** Prompts decoded together by a model (model_completer.ts DEFAULT_BATCH_SIZE). */
+  batchSize?: number;
 }
 
 export async function loadCompleter(spec: CompleterSpec, traces: TraceRecord[]): Promise<TextCompleter> {
@@ -49,7 +51,7 @@ export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: str
     throw new UserError(`tokenizer ${tokenizerFile} has ${tokenizer.vocabSize} ids but the model in ${spec.checkpoint} expects ${model.config.vocab_size}`);
   }
   // Prompts are fitted to the context the checkpoint was trained at, not to max_seq_len.
-  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, beams: spec.beams, seqLen });
+  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, beams: spec.beams, batchSize: spec.batchSize, seqLen });
 }
 
 /** Programs from a CruxEval-style JSONL file, optionally the first `limit`. */

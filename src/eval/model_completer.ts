@@ -10,6 +10,7 @@
 import type { LlamaModel } from '../model/model';
 import { beamSearch } from '../model/beam';
 import { generate } from '../model/generate';
+import { generateBatch, type BatchPrompt } from '../model/generate_batch';
 import { EXIT_KINDS, exitToken, STRUCTURE_TOKENS, DOCUMENT_TOKENS } from '../ndl/tokens';
 import type { Tokenizer } from '../tokenizer';
 import { answerRoom, type PromptBudget } from './budget';
@@ -26,7 +27,15 @@ export interface ModelCompleterOptions {
   beams?: number;
   /** The context T the model was trained at (a checkpoint's checkpointSeqLen); default: its max_seq_len. */
   seqLen?: number;
+  /** Prompts decoded together by completeFrames (DEFAULT_BATCH_SIZE); 1 decodes one at a time. */
+  batchSize?: number;
 }
+
+/**
+ * Prompts per decoding batch. Measured on 2 CPU cores (docs/eval.md, "Batched decoding"): one
+ * prompt's step is bound by per-op latency, so 16 rows decode several times faster per task.
+ */
+export const DEFAULT_BATCH_SIZE = 16;
 
 /** The longest frame a model completer writes unless told otherwise, in tokens (eval commands and the quickstart). */
 export const DEFAULT_MAX_NEW_TOKENS = 96;
@@ -65,20 +74,55 @@ export class ModelCompleter implements TextCompleter {
 
   async completeFrame(prefix: string, options: PredictOptions = {}): Promise<string> {
     const ids = this.tokenizer.encode(prefix);
-    const room = answerRoom(this.budget, ids.length);
-    if (room < 1) throw new PromptTooLongError(ids.length, this.budget.seqLen);
-    const greedy = !(options.temperature && options.temperature > 0);
-    const constraint = this.constrainsSrc ? SrcConstraint.forPrompt(this.tokenizer, prefix) : undefined;
-    const limits = {
-      maxNewTokens: Math.min(this.options.maxNewTokens, room),
-      stopTokens: this.stops,
-      allowedTokens: constraint && ((generated: readonly number[]) => constraint.allowed(generated)),
-    };
+    const limits = this.limits(prefix, ids);
     const beams = this.options.beams ?? 1;
+    const greedy = isGreedy(options);
     const result =
       greedy && beams > 1
-        ? beamSearch(this.model, ids, { ...limits, beams })
-        : generate(this.model, ids, { ...limits, greedy, temperature: greedy ? undefined : options.temperature, topP: greedy ? undefined : options.topP, seed: options.seed ?? 0 });
+        ? beamSearch(this.model, ids, { ...limits, stopTokens: this.stops, beams })
+        : generate(this.model, ids, { ...limits, stopTokens: this.stops, ...sampling(options), seed: options.seed ?? 0 });
     return this.tokenizer.decode(result.ids);
   }
+
+  /**
+   * completeFrame for every prefix, decoded in batches of prompts of similar length (sorted by
+   * token count, so little of a batch is padding). Beam search decodes one prompt at a time.
+   */
+  async completeFrames(prefixes: string[], options: PredictOptions = {}): Promise<string[]> {
+    const batchSize = this.options.batchSize ?? DEFAULT_BATCH_SIZE;
+    if ((this.options.beams ?? 1) > 1 && isGreedy(options)) return Promise.all(prefixes.map((p) => this.completeFrame(p, options)));
+    const prompts: BatchPrompt[] = prefixes.map((prefix) => {
+      const ids = this.tokenizer.encode(prefix);
+      return { ids, ...this.limits(prefix, ids), seed: options.seed ?? 0 };
+    });
+    const order = prompts.map((_, i) => i).sort((a, b) => prompts[a].ids.length - prompts[b].ids.length || a - b);
+    const texts: string[] = new Array(prefixes.length);
+    for (let i = 0; i < order.length; i += batchSize) {
+      const batch = order.slice(i, i + batchSize);
+      const results = generateBatch(this.model, batch.map((j) => prompts[j]), { stopTokens: this.stops, ...sampling(options) });
+      batch.forEach((j, k) => (texts[j] = this.tokenizer.decode(results[k].ids)));
+    }
+    return texts;
+  }
+
+  /** The answer's token limit and SRC constraint for one prompt; a prompt with no room is PromptTooLongError. */
+  private limits(prefix: string, ids: number[]): Pick<BatchPrompt, 'maxNewTokens' | 'allowedTokens'> {
+    const room = answerRoom(this.budget, ids.length);
+    if (room < 1) throw new PromptTooLongError(ids.length, this.budget.seqLen);
+    const constraint = this.constrainsSrc ? SrcConstraint.forPrompt(this.tokenizer, prefix) : undefined;
+    return {
+      maxNewTokens: Math.min(this.options.maxNewTokens, room),
+      allowedTokens: constraint && ((generated: readonly number[]) => constraint.allowed(generated)),
+    };
+  }
+}
+
+function isGreedy(options: PredictOptions): boolean {
+  return !(options.temperature && options.temperature > 0);
+}
+
+/** generate's sampling options for PredictOptions: greedy, or temperature and top-p. */
+function sampling(options: PredictOptions): { greedy: boolean; temperature?: number; topP?: number } {
+  const greedy = isGreedy(options);
+  return { greedy, temperature: greedy ? undefined : options.temperature, topP: greedy ? undefined : options.topP };
 }

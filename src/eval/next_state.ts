@@ -12,6 +12,9 @@ export interface NextStateResult {
   scored: Record<string, ScoredTask[]>;
 }
 
+/** Tasks handed to a batching predictor at a time. */
+const PREDICT_CHUNK = 256;
+
 export async function evaluateNextState(
   tasks: NextStateTask[],
   predictors: FramePredictor[],
@@ -22,10 +25,13 @@ export async function evaluateNextState(
   for (const predictor of predictors) {
     const progress = new Progress(`eval ${predictor.name}`, tasks.length, process.stderr, options.quiet);
     const rows: ScoredTask[] = [];
-    for (const task of tasks) {
-      const prediction = await predictor.predict(task);
-      rows.push({ task, prediction, scores: scorePrediction(prediction, task.truth) });
-      progress.tick(1, { full: aggregate(rows.map((r) => r.scores)).full.toFixed(3) });
+    // Chunks keep the progress line moving while a model decodes each chunk as batches.
+    const chunk = predictor.predictMany ? PREDICT_CHUNK : 1;
+    for (let i = 0; i < tasks.length; i += chunk) {
+      const group = tasks.slice(i, i + chunk);
+      const predictions = predictor.predictMany ? await predictor.predictMany(group) : [await predictor.predict(group[0])];
+      group.forEach((task, j) => rows.push({ task, prediction: predictions[j], scores: scorePrediction(predictions[j], task.truth) }));
+      progress.tick(group.length, { full: aggregate(rows.map((r) => r.scores)).full.toFixed(3) });
     }
     progress.finish();
     scored[predictor.name] = rows;

@@ -33,6 +33,8 @@ export interface NextStateTask {
 export interface FramePredictor {
   readonly name: string;
   predict(task: NextStateTask, options?: PredictOptions): Promise<Prediction>;
+  /** predict for many tasks at once, in order (a model decodes them as batches). */
+  predictMany?(tasks: NextStateTask[], options?: PredictOptions): Promise<Prediction[]>;
 }
 
 export interface PredictOptions {

@@ -12,9 +12,8 @@
  * the best live one (log-probabilities only fall, so no live beam can overtake it), or at the
  * token and context limits.
  */
-import * as tf from '@tensorflow/tfjs-core';
 import type { GenerateOptions, GenerateResult } from './generate';
-import { disposeCache, type KvCache, type LlamaModel } from './model';
+import { disposeCache, gatherCache, type KvCache, type LlamaModel } from './model';
 
 export interface BeamOptions extends Pick<GenerateOptions, 'maxNewTokens' | 'stopTokens' | 'allowedTokens'> {
   /** Beams kept at each step (1 is greedy decoding). */
@@ -52,13 +51,6 @@ function topK(lp: Float64Array, k: number): number[] {
     }
   }
   return best;
-}
-
-function gatherCache(cache: KvCache, rows: number[]): KvCache {
-  const idx = tf.tensor1d(rows, 'int32');
-  const out = { k: cache.k.map((t) => tf.gather(t, idx)), v: cache.v.map((t) => tf.gather(t, idx)), length: cache.length };
-  idx.dispose();
-  return out;
 }
 
 export function beamSearch(model: LlamaModel, promptIds: number[], opts: BeamOptions): GenerateResult {

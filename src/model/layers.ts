@@ -85,6 +85,26 @@ export function attentionBias(T: number, S: number, offset: number, g: number): 
   return tf.tensor4d(data, [1, 1, g * T, S]);
 }
 
+/**
+ * The causal bias of attentionBias per row [B, 1, g·T, S], with row b's keys before padLeft[b]
+ * masked too: left padding that lets prompts of different lengths decode as one batch.
+ */
+export function paddedAttentionBias(T: number, S: number, offset: number, g: number, padLeft: readonly number[]): tf.Tensor4D {
+  const B = padLeft.length;
+  const data = new Float32Array(B * g * T * S);
+  for (let b = 0; b < B; b++) {
+    const pad = Math.min(padLeft[b], S);
+    for (let r = 0; r < g; r++) {
+      for (let i = 0; i < T; i++) {
+        const row = ((b * g + r) * T + i) * S;
+        data.fill(MASKED, row, row + pad);
+        data.fill(MASKED, row + Math.min(S, offset + i + 1), row + S);
+      }
+    }
+  }
+  return tf.tensor4d(data, [B, 1, g * T, S]);
+}
+
 /** The document mask's bias [B, 1, g·T, T]: position i attends to j only when j ≤ i (causal [1, 1, T, T]) and doc[i] == doc[j]. */
 export function documentBias(docIds: tf.Tensor2D, causal: tf.Tensor4D, g: number): tf.Tensor4D {
   const [B, T] = docIds.shape;

@@ -7,7 +7,7 @@ import { NamedTensor, TensorMap } from './safetensors';
 import { registerGradients } from '../backend/gradients';
 import { backendKernels, type KernelSet } from '../backend/kernels';
 import type { AttentionWeights, MlpWeights } from '../backend/kernel_set';
-import { attentionBias, ropeTables, rotateHalfMatrix } from './layers';
+import { attentionBias, paddedAttentionBias, ropeTables, rotateHalfMatrix } from './layers';
 
 /**
  * A Llama-style decoder-only transformer in tfjs ops:
@@ -157,7 +157,7 @@ export class LlamaModel {
    * offset..offset+T−1. With a cache, keys/values of earlier positions come from it and the
    * new ones are appended (the caller owns the returned cache tensors).
    */
-  private hidden(ids: tf.Tensor2D, docIds: tf.Tensor2D | undefined, cache?: KvCache): { h: tf.Tensor2D; cache?: KvCache } {
+  private hidden(ids: tf.Tensor2D, docIds: tf.Tensor2D | undefined, cache?: KvCache, padLeft?: readonly number[]): { h: tf.Tensor2D; cache?: KvCache } {
     const c = this.config;
     const K = this.kernels;
     const [B, T] = ids.shape;
@@ -167,7 +167,12 @@ export class LlamaModel {
     if (offset + T > c.max_seq_len) throw new UserError(`sequence of ${offset + T} tokens exceeds max_seq_len ${c.max_seq_len}`);
     const rope = { cos: tf.slice(this.cos, [offset, 0], [T, heads.hd]), sin: tf.slice(this.sin, [offset, 0], [T, heads.hd]), rot: this.rot };
     const S = offset + T;
-    const bias = docIds && c.doc_attention_mask && !cache ? K.documentBias(docIds, this.causalBias(T, T, 0, 1), g) : this.causalBias(T, S, offset, g);
+    const padded = padLeft?.some((p) => p > 0);
+    const bias = padded
+      ? paddedAttentionBias(T, S, offset, g, padLeft as readonly number[])
+      : docIds && c.doc_attention_mask && !cache
+        ? K.documentBias(docIds, this.causalBias(T, T, 0, 1), g)
+        : this.causalBias(T, S, offset, g);
     let x = tf.gather(this.p('model.embed_tokens.weight'), tf.reshape(ids, [-1])) as tf.Tensor2D;
     const newCache: KvCache | undefined = cache ? { k: [], v: [], length: S } : undefined;
     for (let i = 0; i < c.n_layers; i++) {
@@ -257,13 +262,17 @@ export class LlamaModel {
   /**
    * Incremental decoding: runs ids [B, T] at positions cache.length.., returns logits of the
    * last position [B, V] and the extended cache. The input cache is not disposed (callers use
-   * disposeCache on the one they drop).
+   * disposeCache on the one they drop). With padLeft, row b's first padLeft[b] positions are
+   * padding no position attends to (prompts of different lengths, left-aligned to one length:
+   * generate_batch.ts); RoPE scores depend only on relative positions, so a padded row computes
+   * what it would alone, up to float rounding.
    */
-  decode(ids: Int32Array[], cache?: KvCache): { logits: tf.Tensor2D; cache: KvCache } {
+  decode(ids: Int32Array[], cache?: KvCache, padLeft?: readonly number[]): { logits: tf.Tensor2D; cache: KvCache } {
+    if (padLeft && padLeft.length !== ids.length) throw new Error(`decode: padLeft has ${padLeft.length} rows, ids ${ids.length}`);
     const start: KvCache = cache ?? { k: [], v: [], length: 0 };
     let outCache: KvCache | undefined;
     const logits = tf.tidy(() => {
-      const { h, cache: c } = this.hidden(toIds(ids), undefined, start);
+      const { h, cache: c } = this.hidden(toIds(ids), undefined, start, padLeft);
       outCache = c;
       const B = ids.length;
       const T = ids[0].length;
@@ -277,6 +286,14 @@ export class LlamaModel {
 export function disposeCache(cache: KvCache | undefined): void {
   if (!cache) return;
   for (const t of [...cache.k, ...cache.v]) t.dispose();
+}
+
+/** The cache of the given batch rows, in that order (the caller disposes the input cache). */
+export function gatherCache(cache: KvCache, rows: readonly number[]): KvCache {
+  const idx = tf.tensor1d(Int32Array.from(rows), 'int32');
+  const out = { k: cache.k.map((t) => tf.gather(t, idx)), v: cache.v.map((t) => tf.gather(t, idx)), length: cache.length };
+  idx.dispose();
+  return out;
 }
 
 function toIds(ids: Int32Array[]): tf.Tensor2D {

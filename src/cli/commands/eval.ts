@@ -8,8 +8,8 @@ import { copyProbeOf, DEFAULT_COPY_PROBE, formatCopyProbe, modelLogProbs } from 
 import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy } from '../../eval/src_tokens';
 import { runCruxEval } from '../../eval/cruxeval_run';
 import { DEFAULT_HORIZON, runHorizon } from '../../eval/horizon';
-import { loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson } from '../../eval/load';
-import { DEFAULT_MAX_NEW_TOKENS } from '../../eval/model_completer';
+import { loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson, type CompleterSpec } from '../../eval/load';
+import { DEFAULT_BATCH_SIZE, DEFAULT_MAX_NEW_TOKENS } from '../../eval/model_completer';
 import { tracePrograms } from '../../trace';
 import { evaluateNextState, formatTables, nextStateReport } from '../../eval/next_state';
 import { ALL_ACTIONS, makeTasks } from '../../eval/tasks';
@@ -31,6 +31,7 @@ function modelOptions<T>(y: Argv<T>) {
     .option('max-new-tokens', { type: 'number', default: DEFAULT_MAX_NEW_TOKENS, describe: 'Longest predicted frame, in tokens' })
     .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC fields may only spell lines of the program (constrained decoding); --no-src-constraint decodes them freely' })
     .option('beams', { type: 'number', default: 1, describe: 'Beam search: the likeliest frame over N beams instead of greedy decoding (1)' })
+    .option('batch-size', { type: 'number', default: DEFAULT_BATCH_SIZE, describe: 'Prompts decoded together (1: one at a time; a GPU takes more)' })
     .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
     .option('limit', { type: 'number', describe: 'Only the first N programs' })
     .option('workers', { type: 'number', default: 1, describe: 'Sandbox workers for tracing and checking' })
@@ -43,7 +44,7 @@ function checkArgs(a: Args): void {
   if (!a.checkpoint && !a.oracle) throw new UserError('give --checkpoint DIR (a trained model) or --oracle (the true next states)');
   if (a.checkpoint && a.oracle) throw new UserError('give --checkpoint or --oracle, not both');
   if (a.checkpoint) assertCheckpointDir(a.checkpoint as string);
-  for (const k of ['workers', 'max-new-tokens', 'beams', 'limit', 'per-program', 'samples', 'max-prefix-frames']) {
+  for (const k of ['workers', 'max-new-tokens', 'beams', 'batch-size', 'limit', 'per-program', 'samples', 'max-prefix-frames']) {
     const v = a[k];
     if (v !== undefined && !(Number.isInteger(v) && (v as number) >= (k === 'samples' ? 0 : 1))) throw new UserError(`--${k} must be a positive integer, got ${String(v)}`);
   }
@@ -51,12 +52,25 @@ function checkArgs(a: Args): void {
   for (const f of (a.fractions as number[] | undefined) ?? []) if (!(f >= 0 && f <= 1)) throw new UserError(`--fractions: ${f} is not in [0, 1]`);
 }
 
+/** The completer the eval options describe (model or oracle, decoding). */
+function completerSpec(a: Args): CompleterSpec {
+  return {
+    checkpoint: a.checkpoint as string | undefined,
+    oracle: a.oracle as boolean,
+    backend: a.backend as BackendChoice,
+    maxNewTokens: a['max-new-tokens'] as number,
+    constrainSrc: a['src-constraint'] as boolean,
+    beams: a.beams as number,
+    batchSize: a['batch-size'] as number,
+  };
+}
+
 async function setup(a: Args) {
   checkArgs(a);
   const programs = await loadPrograms(a.programs as string, a.limit as number | undefined);
   const traces = await tracePrograms(programs, a.workers as number, a.quiet as boolean);
   const completer = await loadCompleter(
-    { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number, constrainSrc: a['src-constraint'] as boolean, beams: a.beams as number },
+    completerSpec(a),
     traces,
   );
   const out = resultsDir(a.out as string | undefined, a.checkpoint as string | undefined);
@@ -104,7 +118,7 @@ const nextState: CommandModule = {
     const programs = a.programs ? await loadPrograms(a.programs as string, a.limit as number | undefined) : [];
     const traces = programs.length > 0 ? await tracePrograms(programs, a.workers as number, a.quiet as boolean) : [];
     const completer = await loadCompleter(
-      { checkpoint: a.checkpoint as string | undefined, oracle: a.oracle as boolean, backend: a.backend as BackendChoice, maxNewTokens: a['max-new-tokens'] as number, constrainSrc: a['src-constraint'] as boolean, beams: a.beams as number },
+      completerSpec(a),
       [...traces, ...repoTraces],
     );
     const out = resultsDir(a.out as string | undefined, a.checkpoint as string | undefined);

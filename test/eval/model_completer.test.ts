@@ -1,0 +1,52 @@
+import * as path from 'path';
+import { initBackend } from '../../src/backend/backend';
+import { LlamaModel } from '../../src/model/model';
+import { resolveModelConfig } from '../../src/model/config';
+import { ModelCompleter } from '../../src/eval/model_completer';
+import { PromptTooLongError } from '../../src/eval/completer';
+import { Tokenizer } from '../../src/tokenizer';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function prompt(body: string, call: string): string {
+  const program = `def f(x):\n${body}\n\ndef main():\n    return f(${call})\n`;
+  return `<|begin_of_text|><|trace_context_start|>${program}<|frame_sep|><|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|><|step_into|>`;
+}
+
+describe('ModelCompleter.completeFrames', () => {
+  let tok: Tokenizer;
+  let model: LlamaModel;
+  beforeAll(async () => {
+    await initBackend('wasm', () => undefined);
+    tok = await Tokenizer.load(path.join(ROOT, 'tokenizer', 'ndbg-2k.model'));
+    model = LlamaModel.create(resolveModelConfig({ vocab_size: tok.vocabSize, d_model: 32, n_layers: 1, n_heads: 2, d_ff: 48, max_seq_len: 160, init_std: 0.5 }), 7);
+  });
+  afterAll(() => model.dispose());
+
+  const prefixes = [
+    prompt('    return x + 1', '1'),
+    prompt('    y = [x, x * 2, x * 3]\n    for v in y:\n        x += v\n    return x', '12'),
+    prompt('    return x', '"a"'),
+    prompt('    s = str(x) * 3\n    return s.upper()', '"abc"'),
+    prompt('    return {k: x for k in range(3)}', '0'),
+  ];
+
+  test('batches give, in order, what one prompt at a time gives, constrained or free, greedy or sampled', async () => {
+    for (const constrainSrc of [true, false]) {
+      for (const batchSize of [2, 16]) {
+        const c = new ModelCompleter(model, tok, { maxNewTokens: 24, constrainSrc, batchSize });
+        for (const options of [{}, { temperature: 1, seed: 3 }]) {
+          const alone: string[] = [];
+          for (const p of prefixes) alone.push(await c.completeFrame(p, options));
+          expect(await c.completeFrames(prefixes, options)).toEqual(alone);
+        }
+      }
+    }
+  });
+
+  test('a prompt with no room left in the context is refused, as alone', async () => {
+    const c = new ModelCompleter(model, tok, { maxNewTokens: 24 });
+    const long = prompt(Array.from({ length: 40 }, (_, i) => `    x = x + ${i}`).join('\n') + '\n    return x', '0');
+    await expect(c.completeFrames([prefixes[0], long])).rejects.toBeInstanceOf(PromptTooLongError);
+  });
+});
