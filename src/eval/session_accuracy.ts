@@ -10,6 +10,7 @@ import type { TraceRecord } from '../trace/types';
 import type { Direction } from '../debugger/vocabulary';
 import { UserError } from '../util/errors';
 import { Rng } from '../util/rng';
+import { BatchingCompleter } from './batching_completer';
 import type { TextCompleter } from './completer';
 import { DebugSession } from './session';
 import { ProgramSource } from './session_source';
@@ -75,21 +76,27 @@ async function runSession(trace: TraceRecord, direction: Direction, completer: T
   return total;
 }
 
-/** Scripted sessions on every trace (and direction) that can be debugged; untraceable programs are skipped. */
+/**
+ * Scripted sessions on every trace (and direction) that can be debugged; untraceable programs
+ * are skipped. The sessions of a direction run side by side, so a completer that decodes in
+ * batches (a model) answers their stops together.
+ */
 export async function sessionAccuracy(traces: TraceRecord[], completer: TextCompleter, o: SessionAccuracyOptions): Promise<SessionAccuracy> {
+  const shared = completer.completeFrames ? new BatchingCompleter(completer as TextCompleter & Required<Pick<TextCompleter, 'completeFrames'>>) : completer;
   const out: SessionAccuracy = { sessions: 0, stops: 0, right: 0, byDirection: {} };
   for (const direction of o.directions ?? (['forward', 'inverse'] as const)) {
     const row = { sessions: 0, stops: 0, right: 0 };
-    for (const trace of traces) {
-      if (trace.status !== 'normal') continue;
-      let r: { stops: number; right: number };
-      try {
-        r = await runSession(trace, direction, completer, o);
-      } catch (e) {
-        // A program the session refuses (e.g. the run never entered the entry); anything else is a bug.
-        if (e instanceof UserError) continue;
-        throw e;
-      }
+    const runs = traces
+      .filter((trace) => trace.status === 'normal')
+      .map((trace) =>
+        runSession(trace, direction, shared, o).catch((e: unknown) => {
+          // A program the session refuses (e.g. the run never entered the entry); anything else is a bug.
+          if (e instanceof UserError) return undefined;
+          throw e;
+        }),
+      );
+    for (const r of await Promise.all(runs)) {
+      if (!r) continue;
       row.sessions++;
       row.stops += r.stops;
       row.right += r.right;
