@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { freshOutputDir, trainAndEvaluate, type TrainedAndEvaluated } from '../src/cli/quickstart';
 import { prepareQuickstartData } from '../src/cli/quickstart_data';
-import { EVAL_DEFAULTS, type EvalExtras } from '../src/cli/quickstart_eval';
+import { cruxevalFile, EVAL_DEFAULTS, SHIPPED_CRUXEVAL, type EvalExtras } from '../src/cli/quickstart_eval';
 import { QUICKSTART_DEFAULTS, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
 import { FREE_SRC_NAME } from '../src/eval/model_completer';
 import type { ComponentRates } from '../src/eval/score';
@@ -18,7 +18,7 @@ import { BenchUsageError, flagValue, intFlag } from './flags';
  * beside the naive baseline. Writes full-frame / SRC / EVT per action as a table and an
  * accuracy-vs-tokens plot into the longest run's report.html and bench/results/learning.json.
  * Usage: npm run bench -- learning [--minutes=10,30,120] [--programs=N] [--docs-per-program=N]
- *          [--out=DIR] [--backend=B] [--set=K=V ...] [--cruxeval=FILE [--cruxeval-programs=200]] [--sessions=30]
+ *          [--out=DIR] [--backend=B] [--set=K=V ...] [--cruxeval=FILE|none [--cruxeval-programs=200]] [--sessions=30]
  * A run much longer than the quickstart's reads its data many times over (docs/eval.md,
  * "Session 8"), hence --programs.
  */
@@ -28,8 +28,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   if (minutes.some((m) => !(m > 0))) throw new BenchUsageError(`--minutes=${opt('minutes')}: expected positive numbers, e.g. 10,30,120`);
   const o: QuickstartOptions & EvalExtras = {
     ...QUICKSTART_DEFAULTS,
-    // Real code in every point: opt-in, as in the quickstart (a clone has no CruxEval copy).
-    cruxeval: opt('cruxeval'),
+    // Real code in every point: the shipped CruxEval copy, as in the quickstart (--cruxeval=none skips it).
+    cruxeval: cruxevalFile(opt('cruxeval') ?? SHIPPED_CRUXEVAL),
     cruxevalPrograms: intFlag(args, 'cruxeval-programs', EVAL_DEFAULTS.cruxevalPrograms),
     sessions: intFlag(args, 'sessions', EVAL_DEFAULTS.sessions),
     // The learning curve keeps the free-SRC column beside the constrained one (docs/eval.md).

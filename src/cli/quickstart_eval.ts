@@ -19,11 +19,12 @@ import { formatSessionAccuracy, sessionAccuracy, type SessionAccuracy } from '..
 import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy, type SrcTokenAccuracy } from '../eval/src_tokens';
 import { ALL_ACTIONS, makeTasks } from '../eval/tasks';
 import type { QuickstartData } from './quickstart_data';
+import { assetPath } from '../util/paths';
 import { done, pct, stage, type QuickstartOptions, type StageSeconds } from './quickstart_options';
 
 /** The eval's own options (all opt-in or with defaults, so every caller of the recipe has them). */
 export interface EvalExtras {
-  /** CruxEval JSONL for the real-code section; undefined: skipped (a user's clone has none). */
+  /** CruxEval JSONL for the real-code section (the shipped copy, SHIPPED_CRUXEVAL, by default); undefined: skipped. */
   cruxeval?: string;
   /** The fixed CruxEval sample: its first N programs. */
   cruxevalPrograms?: number;
@@ -37,6 +38,14 @@ export interface EvalExtras {
 }
 
 export const EVAL_DEFAULTS = { cruxevalPrograms: 200, sessions: 30, sessionCommands: 8 } as const;
+
+/** The CruxEval copy that ships with ndbg (evalsets/README.md): evaluation only, never trained on. */
+export const SHIPPED_CRUXEVAL = assetPath('evalsets/cruxeval.jsonl');
+
+/** A --cruxeval value: a file, or `none` to skip the real-code section. */
+export function cruxevalFile(flag: string | undefined): string | undefined {
+  return flag === undefined || flag === 'none' ? undefined : flag;
+}
 
 export interface RunEvaluation {
   completer: TextCompleter;

@@ -71,12 +71,14 @@ export function describeBudget(b: TrainBudget): string {
 export const QUICKSTART_DEFAULTS: Omit<QuickstartOptions, 'out'> = {
   minutes: null,
   steps: null,
-  // 12,000 rather than 3,000: at 10 minutes the model reads about half of their documents, and
-  // fresh programs beat repeated ones on the step actions (docs/eval.md, Sessions 10 and 11).
-  programs: 12000,
+  // 7,000: the 4,000-step budget reads about 8M tokens, under half an epoch of the ~6,300
+  // training programs' documents (fresh programs beat repeated ones: docs/eval.md, Sessions 10
+  // and 11), and each held-out split keeps ≥ 300 distinct programs (about 5% each); 12,000 spent
+  // 2.5 more minutes generating documents the run never read (Session 14).
+  programs: 7000,
   docsPerProgram: 8,
   // ≥ 300 distinct programs (≥ 300 tasks per action): a 95% interval of about ±6 points on an
-  // action's figure, against ±10 at 100 (issue 33); each split of 12,000 programs holds about 600.
+  // action's figure, against ±10 at 100 (issue 33); each split of 7,000 programs holds about 340.
   evalPrograms: 300,
   evalSplit: 'test',
   config: assetPath('configs/quickstart.json'),

@@ -87,8 +87,12 @@ export async function runCruxEval(
     const counts = new Map<string, Array<{ n: number; c: number }>>();
     const greedy = new Map<string, number[]>();
     const progress = new Progress('cruxeval', tasks.length, process.stderr, options.quiet);
-    for (const task of tasks) {
-      const g = await score(task, await completer.completeFrame(task.prefix, { temperature: 0 }), pool);
+    // Greedy answers first, as batches when the completer decodes them so (a model).
+    const greedyTexts = completer.completeFrames
+      ? await completer.completeFrames(tasks.map((t) => t.prefix), { temperature: 0 })
+      : undefined;
+    for (const [i, task] of tasks.entries()) {
+      const g = await score(task, greedyTexts ? greedyTexts[i] : await completer.completeFrame(task.prefix, { temperature: 0 }), pool);
       writer?.write({ ...g, sample: -1, temperature: 0 });
       if (!greedy.has(task.kind)) greedy.set(task.kind, []);
       (greedy.get(task.kind) as number[]).push(g.passed ? 1 : 0);

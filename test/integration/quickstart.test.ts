@@ -27,7 +27,7 @@ describe('ndbg quickstart (shortened)', () => {
       process.execPath,
       // A step budget (the quickstart's default kind; 200 steps here), so the loss curve, and the
       // 'loss fell by 0.5' check, are the same on a fast or a slow machine.
-      [path.join(root, 'bin', 'ndbg.js'), 'quickstart', '--out', out, '--force', '--programs', '150', '--eval-programs', '6', '--free-src',
+      [path.join(root, 'bin', 'ndbg.js'), 'quickstart', '--out', out, '--force', '--programs', '150', '--eval-programs', '6', '--free-src', '--cruxeval-programs', '4',
         '--steps', '200', '--set', 'train.eval_every=50', '--set', 'train.checkpoint_every=100'],
       { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20, timeout: 15 * 60 * 1000 },
     ).toString();
@@ -85,13 +85,19 @@ describe('ndbg quickstart (shortened)', () => {
     // The model as shipped (SRC constrained to the program's lines) and decoding freely, side by side.
     const tables = (ns as unknown as { tables: Record<string, Record<string, { n: number }>> }).tables;
     expect(Object.keys(tables).sort()).toEqual(['baseline', 'model', 'model_free_src', 'naive']);
-    // Per-task samples beside the JSON; multi-step sessions; CruxEval skipped without a file.
+    // Per-task samples beside the JSON; multi-step sessions; real code (the shipped CruxEval copy) by default.
     const samples = lines(path.join(out, 'run', 'eval', 'next_state_samples.jsonl')) as Array<{ program: string; predictions: Record<string, unknown> }>;
     expect(samples).toHaveLength(tables.model.all.n);
     expect(Object.keys(samples[0].predictions).sort()).toEqual(['baseline', 'model', 'model_free_src', 'naive']);
     const sessions = JSON.parse(fs.readFileSync(path.join(out, 'run', 'eval', 'sessions.json'), 'utf8'));
     expect(sessions.stops).toBeGreaterThanOrEqual(sessions.right);
     expect(tables.model_free_src.all.n).toBe(tables.model.all.n);
+    const crux = JSON.parse(fs.readFileSync(path.join(out, 'run', 'eval', 'cruxeval.json'), 'utf8'));
+    expect(crux.programs).toBe(4);
+    expect(Object.keys(crux.byTask).sort()).toEqual(['input_inv_step_call', 'output_breakpoint', 'output_step_return']);
+    const cruxNext = JSON.parse(fs.readFileSync(path.join(out, 'run', 'eval', 'next_state_cruxeval.json'), 'utf8'));
+    expect(Object.keys(cruxNext.full_match_baseline)).toContain('step_into');
+    expect(stdout).toMatch(/CruxEval next-state \(4 programs\)/);
     const summaryJson = JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8'));
     expect(Object.keys(summaryJson.full_match_model_free_src)).toContain('step_into');
     // Tasks whose prompt cannot fit the context are counted, per action, never scored or hidden.

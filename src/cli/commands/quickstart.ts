@@ -5,7 +5,7 @@ import { formatCruxEvalProtocol } from '../../eval/cruxeval_suite';
 import { ALL_BUT_CONTINUE } from '../../eval/score';
 import { formatSessionAccuracy } from '../../eval/session_accuracy';
 import { quickstart, QUICKSTART_DEFAULTS, type QuickstartResult } from '../quickstart';
-import { EVAL_DEFAULTS } from '../quickstart_eval';
+import { cruxevalFile, EVAL_DEFAULTS, SHIPPED_CRUXEVAL } from '../quickstart_eval';
 import { DEFAULT_STEPS, EVAL_SPLITS, type EvalSplit } from '../quickstart_options';
 import { formatMachine } from '../../util/machine';
 import { formatDuration } from '../../util/progress';
@@ -30,7 +30,7 @@ export const quickstartCommand: CommandModule = {
       .option('seed', { type: 'number', default: QUICKSTART_DEFAULTS.seed, describe: 'Seed of every stage' })
       .option('workers', { type: 'number', default: QUICKSTART_DEFAULTS.workers, describe: 'Sandbox and tokenizer workers' })
       .option('set', { type: 'string', array: true, default: [] as string[], describe: 'Override a training config field, e.g. --set train.micro_batch_size=4' })
-      .option('cruxeval', { type: 'string', describe: 'CruxEval JSONL: also evaluate on real code (next-state and the paper\'s CruxEval protocol) on a fixed sample; skipped without it' })
+      .option('cruxeval', { type: 'string', default: SHIPPED_CRUXEVAL, describe: 'CruxEval JSONL: real code (next-state and the paper\'s CruxEval protocol) on a fixed sample; the shipped copy by default, none to skip' })
       .option('cruxeval-programs', { type: 'number', default: EVAL_DEFAULTS.cruxevalPrograms, describe: 'The CruxEval sample: its first N programs' })
       .option('free-src', { type: 'boolean', default: false, describe: 'Also score the model decoding SRC freely (doubles the eval time)' })
       .option('sessions', { type: 'number', default: EVAL_DEFAULTS.sessions, describe: 'Held-out programs with a scripted, verified debug session each way (multi-step accuracy)' })
@@ -54,7 +54,7 @@ export const quickstartCommand: CommandModule = {
       workers: a.workers as number,
       force: a.force as boolean,
       set: a.set as string[],
-      cruxeval: a.cruxeval as string | undefined,
+      cruxeval: cruxevalFile(a.cruxeval as string | undefined),
       cruxevalPrograms: a['cruxeval-programs'] as number,
       sessions: a.sessions as number,
       freeSrc: a['free-src'] as boolean,
@@ -78,7 +78,7 @@ export const quickstartCommand: CommandModule = {
         line('all'),
         line(ALL_BUT_CONTINUE),
         `  ${formatSessionAccuracy(r.sessions)}`,
-        `  ${r.cruxeval ? `CruxEval next-state (${r.cruxeval.programs} programs): model ${rate(r.cruxeval.nextState.model, 'all')}%, baseline ${rate(r.cruxeval.nextState.baseline, 'all')}%; ${formatCruxEvalProtocol(r.cruxeval)}` : 'CruxEval: skipped: no CruxEval file (--cruxeval FILE)'}`,
+        `  ${r.cruxeval ? `CruxEval next-state (${r.cruxeval.programs} programs): model ${rate(r.cruxeval.nextState.model, 'all')}%, baseline ${rate(r.cruxeval.nextState.baseline, 'all')}%; ${formatCruxEvalProtocol(r.cruxeval)}` : 'CruxEval: skipped (--cruxeval none)'}`,
         `  report: ${r.runDir}/report.html`,
         `  try it: npx ndbg debug --checkpoint ${r.checkpoint} examples/count.py --call 'count("berry", "r")' --verify`,
         '',
