@@ -7,7 +7,7 @@
  *  - the paper's CruxEval protocol (runCruxEval: output via step_return and breakpoint, input
  *    via inv_step_call, greedy pass@1), beside the paper's 1.8B figures and the trivial rule
  *    "the output equals the input" scored in the same sandbox (`cruxeval.json`).
- * CruxEval is opt-in (a user's clone has no copy): without a file the section says it skipped.
+ * The quickstart passes the copy that ships in evalsets/; without a file the section says it skipped.
  */
 import * as fs from 'fs';
 import * as path from 'path';
