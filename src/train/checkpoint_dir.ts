@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { maybeFault } from './fault';
-import { fsyncDir, writeFileDurable } from '../util/fsync';
+import { fsyncDir, writeFileDurable, type FileContents } from '../util/fsync';
 
 /**
  * Atomic checkpoint directories under RUN_DIR/checkpoints/:
@@ -21,7 +21,8 @@ const NAME_RE = /^step-(\d+)$/;
 
 export interface CheckpointFile {
   name: string;
-  data: string | Uint8Array;
+  /** A writer streams files too large for one Buffer (model and optimizer safetensors). */
+  data: FileContents;
 }
 
 export interface CheckpointInfo {

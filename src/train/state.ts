@@ -3,7 +3,7 @@ import * as path from 'path';
 import { UserError } from '../util/errors';
 import type { AdamWState } from './adamw';
 import { CheckpointFile } from './checkpoint_dir';
-import { decodeSafetensors, encodeSafetensors, NDBG_WEIGHTS_METADATA } from '../model/safetensors';
+import { NDBG_WEIGHTS_METADATA, readSafetensors, writeSafetensorsFd } from '../model/safetensors';
 
 /**
  * What a checkpoint holds besides the weights, and how the whole checkpoint is packed into
@@ -13,6 +13,8 @@ import { decodeSafetensors, encodeSafetensors, NDBG_WEIGHTS_METADATA } from '../
  *   state.json             TrainerState below
  *   config.json            the resolved run config (the `model` section is what
  *                          loadModelFromCheckpoint reads)
+ * Both safetensors files are streamed tensor by tensor, in both directions, so a checkpoint is
+ * never one Buffer (the optimizer file of a 1.8B model is 14 GB).
  */
 export interface TrainerState {
   format: 'ndbg-train-state/1';
@@ -48,14 +50,15 @@ export function packCheckpoint(c: CheckpointContents): CheckpointFile[] {
     moments.set(key, { shape, data });
   }
   return [
-    { name: 'model.safetensors', data: encodeSafetensors(c.weights, NDBG_WEIGHTS_METADATA) },
-    { name: 'optimizer.safetensors', data: encodeSafetensors(moments, { t: String(c.optimizer.t) }) },
+    { name: 'model.safetensors', data: (fd: number) => void writeSafetensorsFd(fd, c.weights, NDBG_WEIGHTS_METADATA) },
+    { name: 'optimizer.safetensors', data: (fd: number) => void writeSafetensorsFd(fd, moments, { t: String(c.optimizer.t) }) },
     { name: 'state.json', data: JSON.stringify(c.state, null, 1) + '\n' },
     { name: 'config.json', data: JSON.stringify(c.config, null, 2) + '\n' },
   ];
 }
 
 export function unpackCheckpoint(dir: string): CheckpointContents {
+  // Only the two JSON files are read whole; they are small.
   const read = (name: string) => {
     const file = path.join(dir, name);
     try {
@@ -64,8 +67,8 @@ export function unpackCheckpoint(dir: string): CheckpointContents {
       throw new UserError(`checkpoint ${dir}: cannot read ${name} (${(e as NodeJS.ErrnoException).code})`);
     }
   };
-  const weights = decodeSafetensors(read('model.safetensors'), path.join(dir, 'model.safetensors')).tensors;
-  const opt = decodeSafetensors(read('optimizer.safetensors'), path.join(dir, 'optimizer.safetensors')).tensors;
+  const weights = readTensors(dir, 'model.safetensors');
+  const opt = readTensors(dir, 'optimizer.safetensors');
   const state = JSON.parse(read('state.json').toString('utf8')) as TrainerState;
   if (state.format !== 'ndbg-train-state/1') {
     throw new UserError(`checkpoint ${dir}/state.json: unknown format ${JSON.stringify(state.format)}`);
@@ -73,4 +76,10 @@ export function unpackCheckpoint(dir: string): CheckpointContents {
   const config = JSON.parse(read('config.json').toString('utf8')) as unknown;
   const moments = new Map([...opt].map(([k, v]) => [k, v.data]));
   return { weights, optimizer: { t: state.optimizer_t, moments }, state, config };
+}
+
+function readTensors(dir: string, name: string): Map<string, { shape: number[]; data: Float32Array }> {
+  const file = path.join(dir, name);
+  if (!fs.existsSync(file)) throw new UserError(`checkpoint ${dir}: cannot read ${name} (ENOENT)`);
+  return readSafetensors(file).tensors;
 }

@@ -5,12 +5,25 @@ import * as path from 'path';
  * Durable file-system helpers (checkpoints, shards, results): a file is on disk only after its own fsync, and
  * a new or renamed directory entry only after its parent directory's fsync.
  */
-export function writeFileDurable(file: string, data: string | Uint8Array): void {
+/**
+ * Writes a file's contents into an open descriptor: for files too large for one Buffer
+ * (safetensors checkpoints are streamed tensor by tensor).
+ */
+export type FileWriter = (fd: number) => void;
+
+/** File contents: text, bytes, or a writer that streams them. */
+export type FileContents = string | Uint8Array | FileWriter;
+
+export function writeFileDurable(file: string, data: FileContents): void {
   const fd = fs.openSync(file, 'w');
   try {
-    let offset = 0;
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    while (offset < buf.length) offset += fs.writeSync(fd, buf, offset, buf.length - offset);
+    if (typeof data === 'function') {
+      data(fd);
+    } else {
+      let offset = 0;
+      const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      while (offset < buf.length) offset += fs.writeSync(fd, buf, offset, buf.length - offset);
+    }
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
@@ -35,6 +48,22 @@ export function fsyncDir(dir: string): void {
 export function replaceFileAtomic(file: string, data: string | Uint8Array): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
   writeFileDurable(tmp, data);
+  fs.renameSync(tmp, file);
+  fsyncDir(path.dirname(file));
+}
+
+/**
+ * replaceFileAtomic for streamed contents: `write` fills the temp file through its descriptor;
+ * if it throws, the temp file is removed and `file` keeps its previous contents.
+ */
+export function replaceFileAtomicWith(file: string, write: FileWriter): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
+  try {
+    writeFileDurable(tmp, write);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
   fs.renameSync(tmp, file);
   fsyncDir(path.dirname(file));
 }
