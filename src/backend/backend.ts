@@ -6,12 +6,15 @@ import { registerGradients } from './gradients';
 import { registerNativeKernels } from './native_kernels';
 import { registerWasmKernels } from './wasm_kernels';
 import { selectKernels } from './kernels';
+import { planBackend, ChoiceInput, Step } from './backend_choice';
 
 /**
  * Backend selection. The node bindings (@tensorflow/tfjs-node-gpu, @tensorflow/tfjs-node) need a
  * TensorFlow C library and a compiled addon, which `ndbg backend install` provides
- * (src/model/backend_install.ts); wasm and cpu ship with the package. `auto` tries, in order,
- * tensorflow-gpu › tensorflow › wasm › cpu and keeps the first that initialises.
+ * (src/backend/backend_install.ts); wasm and cpu ship with the package. The order `auto` tries
+ * is planBackend's (backend_choice.ts): tensorflow-gpu when a device is visible, else TensorFlow
+ * on the CPU (through the GPU build when that is what is loaded), wasm/cpu only with no native
+ * library installed.
  *
  * Loading a node package has side effects that cannot be undone: it registers ~150 kernels under
  * the backend name "tensorflow" *before* it loads its addon, and both packages use that name. So
@@ -23,8 +26,6 @@ import { selectKernels } from './kernels';
 export const BACKENDS = ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendChoice = (typeof BACKENDS)[number];
 type Concrete = Exclude<BackendChoice, 'auto'>;
-
-const ORDER: Concrete[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
 
 /** The tfjs backend name each choice registers under (both node packages register "tensorflow"). */
 const TF_NAME: Record<Concrete, string> = {
@@ -84,15 +85,17 @@ function nvidiaDevicePresent(): boolean {
   return fs.existsSync('/dev/nvidiactl') || fs.existsSync('/dev/nvidia0');
 }
 
-function loadPackage(choice: Concrete): string {
+function loadPackage(choice: Concrete, pkg: NativeChoice = choice as NativeChoice): string {
   switch (choice) {
     case 'tensorflow-gpu':
     case 'tensorflow': {
+      // Requiring an already-loaded package returns the cached module: no second registration.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const node = require(NODE_PACKAGES[choice]) as { version?: Record<string, string> };
-      loadedNative = choice;
+      const node = require(NODE_PACKAGES[pkg]) as { version?: Record<string, string> };
+      loadedNative = pkg;
       registerNativeKernels();
-      return `libtensorflow ${tfVersion() ?? '?'}${choice === 'tensorflow-gpu' ? ', CUDA' : ', CPU'}, tfjs-node ${node.version?.['tfjs-node'] ?? '?'}`;
+      const kind = choice === 'tensorflow-gpu' ? ', CUDA' : pkg === 'tensorflow-gpu' ? ', GPU build on the CPU' : ', CPU';
+      return `libtensorflow ${tfVersion() ?? '?'}${kind}, tfjs-node ${node.version?.['tfjs-node'] ?? '?'}`;
     }
     case 'wasm': {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -121,18 +124,19 @@ export function tfVersion(): string | undefined {
   }
 }
 
-async function tryBackend(choice: Concrete): Promise<BackendInfo | string> {
-  if (choice === 'tensorflow-gpu' || choice === 'tensorflow') {
-    if (loadedNative && loadedNative !== choice) return `${NODE_PACKAGES[loadedNative]} is already loaded in this process`;
-    if (choice === 'tensorflow-gpu' && !loadedNative && !nvidiaDevicePresent()) return 'no NVIDIA device (/dev/nvidiactl absent)';
+async function tryBackend(step: Step): Promise<BackendInfo | string> {
+  const choice = step.backend;
+  if (step.pkg) {
+    // planBackend never pairs a step with the other package; kept as a guard.
+    if (loadedNative && loadedNative !== step.pkg) return `${NODE_PACKAGES[loadedNative]} is already loaded in this process`;
     if (!loadedNative) {
-      const why = openNative(choice);
+      const why = openNative(step.pkg);
       if (why) return why;
     }
   }
   let detail: string;
   try {
-    detail = loadPackage(choice);
+    detail = loadPackage(choice, step.pkg);
   } catch (e) {
     return `cannot load: ${(e as Error).message.split('\n')[0]}`;
   }
@@ -172,20 +176,32 @@ export async function initBackend(choice: BackendChoice = 'auto', log: (line: st
   if (!BACKENDS.includes(choice)) throw new UserError(`--backend ${choice}: expected one of ${BACKENDS.join(', ')}`);
   registerGradients();
   if (current && (choice === 'auto' || choice === current.choice) && tf.getBackend() === current.name) return current;
-  const candidates = choice === 'auto' ? ORDER : [choice];
+  const plan = planBackend(probeInputs(choice));
+  if ('error' in plan) throw new UserError(plan.error);
   const skipped: string[] = [];
-  for (const c of candidates) {
-    const r = await tryBackend(c);
+  for (const step of plan.steps) {
+    const r = await tryBackend(step);
     if (typeof r !== 'string') {
       current = r;
       // The model's kernel set is chosen here, once per backend (src/backend/kernels.ts).
       selectKernels();
+      for (const l of plan.log) log(`backend: ${l}`);
       log(`backend: ${r.choice} (${r.detail})${skipped.length ? `; skipped ${skipped.join('; ')}` : ''}`);
       return r;
     }
-    skipped.push(`${c}: ${r}`);
+    skipped.push(`${step.backend}${step.pkg && step.pkg !== step.backend ? ` (${NODE_PACKAGES[step.pkg]})` : ''}: ${r}`);
   }
-  throw new UserError(`backend ${choice} is unavailable: ${skipped.join('; ')}`);
+  throw new UserError(`backend ${choice} is unavailable: ${[...plan.log, ...skipped].join('; ')}`);
+}
+
+/** The real probes planBackend decides on (file checks only: nothing is loaded here). */
+function probeInputs(requested: BackendChoice): ChoiceInput {
+  return {
+    requested,
+    installed: { 'tensorflow-gpu': !nativeUnavailableReason('tensorflow-gpu'), tensorflow: !nativeUnavailableReason('tensorflow') },
+    loaded: loadedNative,
+    gpuDevice: nvidiaDevicePresent(),
+  };
 }
 
 /** Whether a node backend could start in a fresh process here, without loading it (for tests and `auto`'s callers). */
