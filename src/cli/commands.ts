@@ -19,7 +19,8 @@ import { backendCommand } from './commands/backend';
 import { shardCommand } from './commands/shard';
 import { sweepCommand } from './commands/sweep';
 import { scalingCommand } from './commands/scaling';
+import { dapCommand } from './commands/dap';
 
 /** Every `ndbg` subcommand, one file each under ./commands. Add new commands here. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [traceCommand, traceRepoCommand, dataCommand, tokenizerCommand, trainCommand, reportCommand, ndlCommand, oracleCommand, programsCommand, modelCommand, generateCommand, exportHfCommand, importHfCommand, evalCommand, quickstartCommand, debugCommand, shardCommand, backendCommand, sweepCommand, scalingCommand];
+export const commands: CommandModule<any, any>[] = [traceCommand, traceRepoCommand, dataCommand, tokenizerCommand, trainCommand, reportCommand, ndlCommand, oracleCommand, programsCommand, modelCommand, generateCommand, exportHfCommand, importHfCommand, evalCommand, quickstartCommand, debugCommand, dapCommand, shardCommand, backendCommand, sweepCommand, scalingCommand];

@@ -10,7 +10,7 @@ import * as path from 'path';
  */
 const SRC = path.resolve(__dirname, '..', '..', 'src');
 /** Earlier first. util is beneath every stage; the CLI and the library entry sit above all. */
-const ORDER = ['util', 'programs', 'trace', 'debugger', 'ndl', 'tokenizer', 'data', 'backend', 'model', 'train', 'eval', 'scaling', 'cli', '(root)'];
+const ORDER = ['util', 'programs', 'trace', 'debugger', 'ndl', 'tokenizer', 'data', 'backend', 'model', 'train', 'eval', 'scaling', 'dap', 'cli', '(root)'];
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

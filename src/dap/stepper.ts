@@ -1,0 +1,120 @@
+/**
+ * One NDL action at a time, for the adapter: it runs the action through the `ndbg debug`
+ * session engine (the model's prediction, re-anchoring, unreadable output), walks the real run
+ * along with the same action when there is one, and keeps both sides as DAP stops. The adapter
+ * composes DAP requests out of these steps (requests.ts).
+ */
+import { buildForwardTree, buildInverseTree, nextNode, type Action, type Direction } from '../debugger';
+import { EXIT, type StateTree } from '../debugger/types';
+import { parseDocument } from '../ndl/parse';
+import { DebugSession } from '../eval/session';
+import type { TextCompleter } from '../eval/completer';
+import type { PredictOptions } from '../eval/types';
+import type { TraceRecord } from '../trace/types';
+import { ActionWord, ModelStack } from './model_view';
+import { RealStacks } from './real_view';
+import type { StopView } from './view';
+
+export interface StepperOptions {
+  code: string;
+  call: string;
+  completer: TextCompleter;
+  /** The real run (oracle mode, verify, inverse). */
+  trace?: TraceRecord;
+  direction: Direction;
+  verify: boolean;
+  sampling?: PredictOptions;
+  label: string;
+}
+
+const ACTION_KIND: Record<ActionWord, Action['kind']> = {
+  s: 'step_into',
+  n: 'step_over',
+  r: 'step_return',
+  c: 'continue',
+  b: 'breakpoint',
+  rs: 'inv_step_into',
+  rn: 'inv_step_over',
+  rc: 'inv_step_call',
+};
+
+export interface StepResult {
+  /** The session's own notes (re-anchoring, unreadable output), for output events. */
+  notes: string[];
+  /** The model's output could not be read and there is no real state to go on from. */
+  broken: boolean;
+}
+
+export class Stepper {
+  readonly session: DebugSession;
+  /** Every command run so far, e.g. `s`, `b 4`: replaying them rebuilds this state exactly. */
+  readonly commands: string[] = [];
+  private readonly tree: StateTree | undefined;
+  private readonly real: RealStacks | undefined;
+  private realNode = EXIT;
+  private readonly stack: ModelStack;
+  private exitView: StopView | undefined;
+  private broken = false;
+
+  constructor(private readonly options: StepperOptions) {
+    this.session = new DebugSession({ ...options, label: options.label });
+    if (options.trace) {
+      this.tree = options.direction === 'forward' ? buildForwardTree(options.trace) : buildInverseTree(options.trace);
+      this.real = new RealStacks(options.trace, this.tree);
+      this.realNode = 0;
+    }
+    const doc = parseDocument(this.session.document);
+    const first = doc.frames[doc.frames.length - 1];
+    this.stack = new ModelStack(this.session.source, options.direction, first, this.tree?.nodes[0].line);
+  }
+
+  get direction(): Direction {
+    return this.options.direction;
+  }
+
+  /** True once the model said the program exited or its output could not be read. */
+  get finished(): boolean {
+    return this.exitView !== undefined || this.broken;
+  }
+
+  get isBroken(): boolean {
+    return this.broken;
+  }
+
+  /** The model's stop (in oracle mode the same as the real one). */
+  modelView(): StopView {
+    return this.exitView ?? this.stack.view();
+  }
+
+  /** The real run's stop reached by the same actions; undefined without a trace. */
+  realView(): StopView | undefined {
+    return this.real?.view(this.realNode);
+  }
+
+  /** The SRC text a breakpoint on `line` targets, or why there is none. */
+  breakpointTarget(line: number): { target: string; line: number } | { error: string } {
+    return this.session.source.breakpointTarget(String(line));
+  }
+
+  async act(word: ActionWord, line?: number): Promise<StepResult> {
+    const command = word === 'b' ? `b ${line}` : word;
+    this.commands.push(command);
+    const before = this.session.document;
+    const r = await this.session.execute(command);
+    const notes = r.output.filter((l) => l.startsWith('***') || l.startsWith('    raw:') || l.startsWith('    continuing'));
+    if (this.tree && this.realNode !== EXIT) {
+      const target = word === 'b' ? this.breakpointTarget(line as number) : undefined;
+      const action: Action = { kind: ACTION_KIND[word], ...(target && 'target' in target ? { target: target.target } : {}) };
+      this.realNode = nextNode(this.tree, this.realNode, action);
+    }
+    if (this.session.document === before) {
+      // The session refused the command or could not read the model and has nothing to go on from.
+      this.broken = this.session.finished;
+      return { notes: notes.length > 0 ? notes : r.output, broken: this.broken };
+    }
+    const doc = parseDocument(this.session.document);
+    if (doc.exit !== undefined) this.exitView = { kind: 'exit', exit: doc.exit };
+    else this.stack.advance(word, doc.frames[doc.frames.length - 1]);
+    return { notes, broken: false };
+  }
+}
