@@ -16,3 +16,5 @@ export * as backend from './backend';
 export * as model from './model';
 export * as train from './train';
 export * as evaluation from './eval';
+export * as scaling from './scaling';
+export * as dap from './dap';

@@ -36,7 +36,7 @@ it('require("ndbg") from the packed tarball exposes every stage and works', () =
     out.params = ndbg.model.modelStats(ndbg.model.resolveModelConfig({ vocab_size: 64, d_model: 16, n_layers: 1, n_heads: 2, d_ff: 32, max_seq_len: 8 }), 8).params;
     out.functions = ['programs.generateCorpus', 'trace.traceBatch', 'oracle.buildInverseTree', 'ndl.sampleDocuments',
       'tokenizer.loadTextTokenizer', 'data.buildDataset', 'data.MixtureLoader', 'model.LlamaModel', 'train.trainFromConfig',
-      'evaluation.evaluateNextState'].filter((k) => { const [s, f] = k.split('.'); return typeof ndbg[s][f] !== 'function'; });
+      'evaluation.evaluateNextState', 'scaling.runSweep', 'scaling.fitLaw', 'dap.serveStdio'].filter((k) => { const [s, f] = k.split('.'); return typeof ndbg[s][f] !== 'function'; });
     ndbg.tokenizer.Tokenizer.load().then((tok) => {
       out.shippedTokenizer = tok.decode(tok.encode('def f(x):\\n    return x')) === 'def f(x):\\n    return x';
       out.resolvedFrom = require.resolve('ndbg');
@@ -45,7 +45,7 @@ it('require("ndbg") from the packed tarball exposes every stage and works', () =
     });`;
   const env = { ...process.env, NODE_PATH: path.join(root, 'node_modules') };
   const r = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: app, env, encoding: 'utf8' }));
-  expect(r.stages).toEqual(['programs', 'trace', 'oracle', 'ndl', 'tokenizer', 'data', 'backend', 'model', 'train', 'evaluation']); // pipeline order
+  expect(r.stages).toEqual(['programs', 'trace', 'oracle', 'ndl', 'tokenizer', 'data', 'backend', 'model', 'train', 'evaluation', 'scaling', 'dap']); // pipeline order
   expect(r.resolvedFrom).toBe(path.join(app, 'node_modules', 'ndbg', 'dist', 'index.js'));
   expect(r.functions).toEqual([]);
   expect(r.byteRoundTrip).toBe(true);
