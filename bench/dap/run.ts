@@ -1,6 +1,6 @@
 /**
  * `node bench/build/dap/bench/dap/run.js [--programs N] [--scripts K] [--length L] [--seed S]
- * [--checkpoint DIR [--model-only]] [--cruxeval FILE] [--only ID] [--out FILE]` (after `npx tsc -p bench/dap`): the
+ * [--checkpoint DIR [--model-only]] [--cruxeval FILE (default: the shipped evalsets/cruxeval.jsonl)] [--only ID] [--out FILE]` (after `npx tsc -p bench/dap`): the
  * side-by-side check of `ndbg dap` against debugpy over the debugger's function-level test
  * programs (test/fixtures/debugger/programs.jsonl) and CruxEval programs, in oracle mode, and
  * with --checkpoint also in model mode on the same scripts. Writes bench/results/dap.json.
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const length = Number(flag(args, 'length') ?? 25);
   const seed = Number(flag(args, 'seed') ?? 0);
   const checkpoint = flag(args, 'checkpoint');
-  const crux = flag(args, 'cruxeval') ?? '/work/shared/data/cruxeval.jsonl';
+  const crux = flag(args, 'cruxeval') ?? path.join(root, 'evalsets', 'cruxeval.jsonl');
   const outFile = flag(args, 'out') ?? path.join(root, 'bench', 'results', 'dap.json');
   const only = flag(args, 'only');
   const python = process.env.NDBG_PEER_PYTHON ?? path.join(root, '.venv', 'bin', 'python');
