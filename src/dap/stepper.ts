@@ -7,25 +7,13 @@
 import { buildForwardTree, buildInverseTree, nextNode, type Action, type Direction } from '../debugger';
 import { EXIT, type StateTree } from '../debugger/types';
 import { parseDocument } from '../ndl/parse';
-import { DebugSession } from '../eval/session';
-import type { TextCompleter } from '../eval/completer';
-import type { PredictOptions } from '../eval/types';
-import type { TraceRecord } from '../trace/types';
+import { DebugSession, type DebugSessionOptions } from '../eval/session';
 import { ActionWord, ModelStack } from './model_view';
 import { RealStacks } from './real_view';
 import type { StopView } from './view';
 
-export interface StepperOptions {
-  code: string;
-  call: string;
-  completer: TextCompleter;
-  /** The real run (oracle mode, verify, inverse). */
-  trace?: TraceRecord;
-  direction: Direction;
-  verify: boolean;
-  sampling?: PredictOptions;
-  label: string;
-}
+/** The session's own options (the real run serves oracle mode, verify and inverse launches); the label is required here. */
+export type StepperOptions = DebugSessionOptions & { label: string };
 
 const ACTION_KIND: Record<ActionWord, Action['kind']> = {
   s: 'step_into',

@@ -1,4 +1,5 @@
 import { escapeHtml, formatNumber } from '../train/svg';
+import { htmlPage } from '../train/report';
 import { flopsPerToken } from './frontier';
 import { predictLoss } from './law';
 import type { ScalingFit } from './fit';
@@ -88,25 +89,13 @@ ${fit.approach2.slices.map((s) => `<tr><td>${s.C.toExponential(2)}</td><td>${s.p
   const cells = `<table><tr><th>cell</th><th>N</th><th>D</th><th>FLOPs</th><th>${lossName}</th><th>fit</th></tr>
 ${fit.points.map((p) => `<tr><td>${escapeHtml(p.id)}</td><td>${formatNumber(p.N)}</td><td>${formatNumber(p.D)}</td><td>${p.flops.toExponential(2)}</td><td>${p.loss.toFixed(4)}</td><td>${predictLoss(law, p.N, p.D).toFixed(4)}</td></tr>`).join('\n')}
 </table>${fit.skipped.length ? `<p>Not in the fit: ${fit.skipped.map((s) => `${escapeHtml(s.id)} (${escapeHtml(s.why)})`).join(', ')}.</p>` : ''}`;
-  const sections: Array<[string, string]> = [
-    ['Loss vs compute', plots.join('\n')],
-    ['Fitted law L(N, D) = E + A/N^α + B/D^β (approach 3)', exponents],
-    ['For a compute budget C: which (N, D), what loss', budgets],
-    ['Approach 2: iso-FLOP minima', a2],
-    ['Held-out prediction', holdout],
-    ['Cells', cells],
+  const sections = [
+    { title: 'Loss vs compute', html: plots.join('\n') },
+    { title: 'Fitted law L(N, D) = E + A/N^α + B/D^β (approach 3)', html: exponents },
+    { title: 'For a compute budget C: which (N, D), what loss', html: budgets },
+    { title: 'Approach 2: iso-FLOP minima', html: a2 },
+    { title: 'Held-out prediction', html: holdout },
+    { title: 'Cells', html: cells },
   ];
-  const title = `ndbg scaling fit: ${fit.sweep}`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>
-body{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
-figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:.3em}
-table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .6em;text-align:left}.ci{color:#777;font-size:.9em}
-</style></head><body>
-<h1>${escapeHtml(title)}</h1>
-${sections.map(([t, body]) => `<section><h2>${escapeHtml(t)}</h2>\n${body}\n</section>`).join('\n')}
-</body></html>
-`;
+  return htmlPage(`ndbg scaling fit: ${fit.sweep}`, sections, '.ci{color:#777;font-size:.9em}');
 }

@@ -33,7 +33,11 @@ export function renderReport(runDir: string, opts: { sections?: ReportSection[] 
       html: config === undefined ? '<p>no config.json</p>' : `<pre>${escapeHtml(JSON.stringify(config, null, 2))}</pre>`,
     },
   ];
-  const title = `ndbg run ${path.basename(path.resolve(runDir))}`;
+  return htmlPage(`ndbg run ${path.basename(path.resolve(runDir))}`, sections);
+}
+
+/** A standalone HTML page of titled sections, in the look every ndbg report shares (run, scaling). */
+export function htmlPage(title: string, sections: ReportSection[], extraCss = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>
@@ -41,7 +45,7 @@ body{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:.3em}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .6em;text-align:left}
-pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}
+pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}${extraCss}
 </style></head><body>
 <h1>${escapeHtml(title)}</h1>
 ${sections.map((s) => `<section><h2>${escapeHtml(s.title)}</h2>\n${s.html}\n</section>`).join('\n')}
