@@ -10,7 +10,7 @@ import { Breakpoint, DebugSession as DapSession, ExitedEvent, Handles, Initializ
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { UserError } from '../util/errors';
 import { loadProgram, parseLaunchArgs, type LaunchConfig, type LoadedProgram } from './launch';
-import { entry, forwardRequest, inverseRequest, type InverseKind, type RequestOutcome, type StepKind } from './requests';
+import { entry, forwardRequest, inverseRequest, MAX_STEPS_PER_REQUEST, type InverseKind, type RequestOutcome, type StepKind } from './requests';
 import { Stepper } from './stepper';
 import { replay, Timeline, type ShownStop } from './timeline';
 import { childrenOf, type Child } from './values';
@@ -237,7 +237,7 @@ export class NdbgDebugAdapter extends DapSession {
 
   private makeStepper(): Stepper {
     const p = this.program as LoadedProgram;
-    return new Stepper({ code: p.code, call: p.call, completer: p.completer, trace: p.trace, direction: p.config.direction, verify: p.config.verify, sampling: p.sampling, label: p.label });
+    return new Stepper({ code: p.code, call: p.call, completer: p.completer, trace: p.trace, direction: p.config.direction, verify: p.config.verify, sampling: p.sampling, label: p.label, maxStepsPerRequest: MAX_STEPS_PER_REQUEST[p.oracle ? 'oracle' : 'model'] });
   }
 
   /** Why the session cannot move, or undefined when it can. */

@@ -27,8 +27,13 @@ export interface RequestOutcome {
   notes: string[];
 }
 
-/** NDL steps one request may take before the adapter gives up (a model that never reaches the target). */
-export const MAX_STEPS_PER_REQUEST = 20000;
+/**
+ * NDL steps one request may take before the adapter gives up. The oracle walks a real run (the
+ * tracer keeps at most 10,000 events); a model may never reach the target (a loop it does not
+ * leave), and each of its steps is a decode (about 0.3 s on two cores), so a client waiting on
+ * `continue` would wait for hours at the oracle's limit.
+ */
+export const MAX_STEPS_PER_REQUEST = { oracle: 20000, model: 200 } as const;
 
 /** The stop that steers: the real one in oracle mode, else the model's. */
 export type ViewOf = (s: Stepper) => StopView;
@@ -106,7 +111,7 @@ async function walk(
   breakLine?: number,
 ): Promise<RequestOutcome> {
   const notes: string[] = [];
-  for (let i = 0; i < MAX_STEPS_PER_REQUEST; i++) {
+  for (let i = 0; i < s.maxStepsPerRequest; i++) {
     const r = await s.act(next(view(s)), breakLine);
     notes.push(...r.notes);
     if (r.broken) return { reason: 'broken', notes };
@@ -115,7 +120,7 @@ async function walk(
     if (v.kind === 'line' && breakpoints.has(topLine(v) as number)) return { reason: 'breakpoint', notes };
     if (done(v)) return { reason, notes };
   }
-  notes.push(`ndbg: gave up after ${MAX_STEPS_PER_REQUEST} NDL steps without reaching the request's stop`);
+  notes.push(`ndbg: gave up after ${s.maxStepsPerRequest} NDL steps without reaching the request's stop`);
   return { reason: 'limit', notes };
 }
 

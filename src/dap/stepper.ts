@@ -12,8 +12,11 @@ import { ActionWord, ModelStack } from './model_view';
 import { RealStacks } from './real_view';
 import type { StopView } from './view';
 
-/** The session's own options (the real run serves oracle mode, verify and inverse launches); the label is required here. */
-export type StepperOptions = DebugSessionOptions & { label: string };
+/**
+ * The session's own options (the real run serves oracle mode, verify and inverse launches); the
+ * label is required here, and a request's walk ends after maxStepsPerRequest NDL steps.
+ */
+export type StepperOptions = DebugSessionOptions & { label: string; maxStepsPerRequest: number };
 
 const ACTION_KIND: Record<ActionWord, Action['kind']> = {
   s: 'step_into',
@@ -54,6 +57,11 @@ export class Stepper {
     const doc = parseDocument(this.session.document);
     const first = doc.frames[doc.frames.length - 1];
     this.stack = new ModelStack(this.session.source, options.direction, first, this.tree?.nodes[0].line);
+  }
+
+  /** NDL steps one DAP request may take before the adapter answers with what it has. */
+  get maxStepsPerRequest(): number {
+    return this.options.maxStepsPerRequest;
   }
 
   get direction(): Direction {

@@ -1,6 +1,7 @@
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { TextCompleter } from '../../src/eval/completer';
 import { loadProgram, type LaunchConfig } from '../../src/dap/launch';
+import { MAX_STEPS_PER_REQUEST } from '../../src/dap/requests';
 import { COUNT, Harness, step, top } from './helpers';
 
 /** Model mode with stand-in models: what a client sees when the model is wrong or unreadable. */
@@ -39,6 +40,36 @@ describe('ndbg dap, model mode', () => {
       await new Promise((r) => setTimeout(r, 50));
       expect(out.some((l) => /\[=\] model: line 4 in count/.test(l))).toBe(true);
       expect(out.some((l) => /\[≠ locals\] model: line 4 in count.*'n': 5[\s\S]*real: line 4 in count.*'n': 1/.test(l))).toBe(true);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('a model that never reaches the stop: the request answers after the model-mode step limit instead of hanging', async () => {
+    const h = new Harness();
+    let calls = 0;
+    let stuck: string | undefined;
+    // After the first line frame in count, that frame again and again: a loop the model does not leave.
+    await h.start(
+      withCompleter((o) => ({
+        name: 'looping',
+        completeFrame: async (p, opt) => {
+          calls++;
+          if (stuck) return stuck;
+          const text = await o.completeFrame(p, opt);
+          if (text.includes('<|line_sep|>') && text.includes('n = 0')) stuck = text;
+          return text;
+        },
+      })),
+    );
+    try {
+      const { dc } = await h.launch({ program: COUNT, call: "count('berry', 'r')" });
+      const out = outputs(dc);
+      await step(dc, () => dc.stepInRequest({ threadId: 1 }));
+      await step(dc, () => dc.continueRequest({ threadId: 1 }));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(out.join('')).toMatch(new RegExp(`gave up after ${MAX_STEPS_PER_REQUEST.model} NDL steps`));
+      expect(calls).toBeLessThan(MAX_STEPS_PER_REQUEST.model + 10);
     } finally {
       await h.stop();
     }
