@@ -1,6 +1,7 @@
 // One table of productions on purpose: split by type, it would scatter the totality rules below.
 import { expr, PREC, pyStr, wrap, type Expr, type Ty } from './ir';
 import type { Scope } from './scope';
+import { cmp, elementInt, mentionsVar, nonEmptyChar, strKey } from './expr_snippets';
 import { CHAR_CONSTS, DICT_KEYS, LOOP_NAMES, STR_CONSTS } from './values';
 
 /**
@@ -353,34 +354,6 @@ export function gen(s: Scope, ty: Ty, budget: number): Expr {
   return v(s, ty) ?? fallback ?? constant(s, ty);
 }
 
-function mentionsVar(s: Scope, code: string): boolean {
-  const names = new Set(s.all().map((x) => x.name));
-  if (names.size === 0) return true;
-  for (const m of code.matchAll(/[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?/g)) {
-    if (names.has(m[0]) || names.has(m[0].split('.')[0])) return true;
-  }
-  return false;
-}
-
-/** A comparison of an int variable with something small. */
-export function cmp(s: Scope, name: string): string {
-  const rng = s.fn.rng;
-  const form = rng.int(4);
-  if (form === 0) return `${name} % ${rng.range(2, 3)} == ${rng.range(0, 1)}`;
-  if (form === 1) return `${name} ${rng.choice(['>', '<', '>=', '!='])} ${rng.range(-1, 10)}`;
-  const other = s.pick('int');
-  if (form === 2 && other && other.name !== name) return `${name} ${rng.choice(['>', '<', '=='])} ${other.name}`;
-  return `${name} ${rng.choice(['>', '<'])} ${rng.range(0, 6)}`;
-}
-
-function elementInt(s: Scope, name: string): string {
-  const rng = s.fn.rng;
-  const other = s.pick('int');
-  const forms = [`${name} * ${rng.range(2, 4)}`, `${name} + ${rng.range(1, 9)}`, `${name} % ${rng.range(2, 7)}`, `abs(${name})`, `-${name}`, `${name} // ${rng.range(2, 3)}`];
-  if (other && other.name !== name) forms.push(`${name} + ${other.name}`, `${name} - ${other.name}`);
-  return rng.choice(forms);
-}
-
 function slice(s: Scope, b: number): string {
   const rng = s.fn.rng;
   const form = rng.int(7);
@@ -393,13 +366,4 @@ function slice(s: Scope, b: number): string {
   return `:${wrap(gen(s, 'int', Math.min(b - 1, 1)), PREC.add)}`;
 }
 
-function nonEmptyChar(s: Scope): string {
-  return pyStr(s.fn.rng.choice(CHAR_CONSTS.filter((c) => c !== '')));
-}
-
-/** A dict key: a constant key or a string variable. */
-export function strKey(s: Scope, b: number): string {
-  const x = s.pick('str');
-  if (x && s.fn.rng.bool(0.4) && b > 0) return x.name;
-  return pyStr(s.fn.rng.choice(DICT_KEYS));
-}
+export { cmp, strKey };
