@@ -2,6 +2,7 @@ import { UserError } from '../util/errors';
 import { approach2, type Approach2 } from './isoflop';
 import { allocationExponents, computeOptimal, fitFlopsModel, type Allocation, type FlopsModel } from './frontier';
 import { bootstrapLaw, fitLaw, HUBER_DELTA, percentileInterval, predictLoss, type Interval, type Law, type Point } from './law';
+import type { CellEval } from './cell_eval';
 import type { CollectedCell, SweepResults } from './sweep_dir';
 
 /** `ndbg scaling fit SWEEP`: the sweep's done cells → both approaches, intervals, predictions (scaling.json). */
@@ -30,6 +31,15 @@ export interface FitPoint extends Point {
   budgetKind: 'tokens' | 'flops';
 }
 
+/** A done cell's next-state eval, placed by its training compute (held-out cells included: the eval is no part of the fit). */
+export interface EvalPoint {
+  id: string;
+  size: string;
+  N: number;
+  flops: number;
+  next_state: CellEval;
+}
+
 export interface ScalingFit {
   format: 'ndbg-scaling-fit/1';
   sweep: string;
@@ -54,6 +64,8 @@ export interface ScalingFit {
   published: typeof PUBLISHED;
   /** Bootstrap laws, so predictions at new (N, D) or C can carry intervals later. */
   bootstrap_laws: Law[];
+  /** Present when some done cell carries a next-state eval (grid `next_state_eval`). */
+  next_state?: EvalPoint[];
 }
 
 function pointOf(c: CollectedCell, o: FitOptions): FitPoint | { why: string } {
@@ -123,6 +135,8 @@ export function fitSweep(results: SweepResults, sweep: string, o: FitOptions): S
     published: PUBLISHED,
     bootstrap_laws: boot.samples,
   };
+  const evals = evalPoints(results.cells, o);
+  if (evals.length) out.next_state = evals;
   const iso = isoSlices(points);
   if (iso.length) out.approach2 = approach2(iso);
   if (heldCell) {
@@ -141,6 +155,12 @@ export function fitSweep(results: SweepResults, sweep: string, o: FitOptions): S
     };
   }
   return out;
+}
+
+function evalPoints(cells: CollectedCell[], o: FitOptions): EvalPoint[] {
+  return cells
+    .filter((c) => c.status === 'done' && c.result && c.next_state)
+    .map((c) => ({ id: c.id, size: c.size, N: o.params === 'total' ? c.params : c.non_embedding_params, flops: c.result!.flops, next_state: c.next_state! }));
 }
 
 /** Cells planned with the same FLOP budget form an iso-FLOP slice (token-budget grids have none). */

@@ -1,7 +1,12 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { z } from 'zod';
+import { BACKENDS } from '../backend/backend';
+import { DEFAULT_BATCH_SIZE, DEFAULT_MAX_NEW_TOKENS } from '../eval/model_completer';
+import { ALL_ACTIONS } from '../eval/tasks';
 import { modelStats } from '../model/config';
+import type { ActionKind } from '../ndl/tokens';
+import { BYTE_TOKENIZER_NAME } from '../tokenizer';
 import { resolveRun, RunConfigSchema, type RunConfig } from '../train/run_config';
 import { applyOverride, parseOverride, readJsonFile, validateConfig } from '../util/config';
 import { UserError } from '../util/errors';
@@ -24,6 +29,33 @@ const SizeSchema = z
     warmup_steps: z.number().int().min(0).optional(),
   })
   .strict();
+
+/**
+ * `next_state_eval`: the next-state eval of each cell's last checkpoint, after it trains (or by
+ * `ndbg sweep --eval-only`), with the options of `ndbg eval next-state`.
+ */
+const NextStateEvalSchema = z
+  .object({
+    /** Held-out programs (CruxEval-style JSONL, traced here) or their traces (`ndbg trace` JSONL); relative to the grid file. */
+    programs: z.string().min(1),
+    /** Only the first N programs (`--limit`). */
+    max_programs: z.number().int().min(1).optional(),
+    /** Tasks per program and action (`--per-program`). */
+    per_program: z.number().int().min(1).default(2),
+    actions: z.union([z.literal('all'), z.array(z.enum(ALL_ACTIONS as unknown as [ActionKind, ...ActionKind[]])).min(1)]).default('all'),
+    seed: z.number().int().min(0).default(0),
+    max_new_tokens: z.number().int().min(1).default(DEFAULT_MAX_NEW_TOKENS),
+    /** Prompts decoded together; changes speed, not results. */
+    batch_size: z.number().int().min(1).default(DEFAULT_BATCH_SIZE),
+    src_constraint: z.boolean().default(true),
+    /** Default: the backend the cell trained on (its train.backend). */
+    backend: z.enum(BACKENDS).optional(),
+    /** Sandbox workers tracing the programs. */
+    workers: z.number().int().min(1).default(1),
+  })
+  .strict();
+
+export type NextStateEvalSpec = z.infer<typeof NextStateEvalSchema>;
 
 export const GridSchema = z
   .object({
@@ -48,6 +80,7 @@ export const GridSchema = z
     eval_batches: z.number().int().min(1).default(8),
     /** Steps in a cell at least this many (a budget too small for a size is an error, not a 0-step run). */
     min_steps: z.number().int().min(1).default(10),
+    next_state_eval: NextStateEvalSchema.optional(),
   })
   .strict();
 
@@ -67,6 +100,8 @@ export interface Cell {
   params: number;
   nonEmbeddingParams: number;
   trainFlopsPerToken: number;
+  /** The tokenizer of the cell's data (its manifest's path, or "byte"). */
+  tokenizer: string;
   /** Planned: steps × tokensPerStep and × trainFlopsPerToken. */
   tokens: number;
   flops: number;
@@ -77,6 +112,8 @@ export interface LoadedGrid {
   grid: Grid;
   file: string;
   cells: Cell[];
+  /** next_state_eval with `programs` resolved against the grid file; absent when the grid has none. */
+  nextStateEval?: NextStateEvalSpec;
 }
 
 /** `extraSet`: more `dotted.path=value` overrides after the grid's own (`ndbg sweep --set`). */
@@ -86,6 +123,10 @@ export function loadGrid(file: string, extraSet: string[] = []): LoadedGrid {
   const names = grid.sizes.map((s) => s.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new UserError(`invalid config ${file}:\n  sizes: the name "${dup}" is used twice`);
+  const nse = grid.next_state_eval && { ...grid.next_state_eval, programs: path.resolve(path.dirname(file), grid.next_state_eval.programs) };
+  if (nse && !(fs.existsSync(nse.programs) && fs.statSync(nse.programs).isFile())) {
+    throw new UserError(`invalid config ${file}:\n  next_state_eval.programs: ${nse.programs} is not a file`);
+  }
   const base = path.resolve(path.dirname(file), grid.base_config);
   if (!fs.existsSync(base)) throw new UserError(`invalid config ${file}:\n  base_config: ${base} does not exist`);
   const baseRaw = readJsonFile(base);
@@ -95,7 +136,15 @@ export function loadGrid(file: string, extraSet: string[] = []): LoadedGrid {
   }
   const cells: Cell[] = [];
   for (const size of grid.sizes) for (const budget of grid.budgets.values) for (const seed of grid.seeds) cells.push(makeCell(grid, file, baseRaw, size, budget, seed));
-  return { grid, file, cells };
+  // Found before any cell trains, not after the first: the eval reads a checkpoint's tokenizer as a sentencepiece model.
+  const byte = nse && cells.find((c) => c.tokenizer === BYTE_TOKENIZER_NAME);
+  if (byte) {
+    throw new UserError(
+      `invalid config ${file}:\n  next_state_eval: cell ${byte.id} trains on byte-tokenized data, which the next-state eval cannot load; ` +
+        `build the data with a sentencepiece --tokenizer, or drop next_state_eval`,
+    );
+  }
+  return { grid, file, cells, ...(nse ? { nextStateEval: nse } : {}) };
 }
 
 export function budgetLabel(kind: 'tokens' | 'flops', v: number): string {
@@ -142,6 +191,7 @@ function makeCell(grid: Grid, file: string, baseRaw: Record<string, unknown>, si
     params: stats.params,
     nonEmbeddingParams: stats.nonEmbeddingParams,
     trainFlopsPerToken: stats.trainFlopsPerToken,
+    tokenizer: probe.manifest.tokenizer.path,
     tokens,
     flops: tokens * stats.trainFlopsPerToken,
     config,

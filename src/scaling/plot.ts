@@ -12,12 +12,24 @@ export interface PlotSeries {
   dashed?: boolean;
 }
 
-const W = 680;
-const H = 320;
-const PAD = { l: 64, r: 150, t: 20, b: 40 };
+export interface PlotOptions {
+  xLabel: string;
+  yLabel: string;
+  logY?: boolean;
+  /** Where the y axis starts (0 for a rate: its height is read from zero); no data lies below it. */
+  yMin?: number;
+  /** The most the y axis reaches (100 for a percentage), however it is padded. */
+  yMax?: number;
+  /** Small multiples: a smaller chart without its own legend (a full-size sibling carries it). */
+  small?: boolean;
+}
+
 export const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
 
-export function logPlot(title: string, series: PlotSeries[], o: { xLabel: string; yLabel: string; logY?: boolean }): string {
+export function logPlot(title: string, series: PlotSeries[], o: PlotOptions): string {
+  const W = o.small ? 320 : 680;
+  const H = o.small ? 200 : 320;
+  const PAD = { l: 64, r: o.small ? 12 : 150, t: 20, b: 40 };
   const all = series.flatMap((s) => [...(s.dots ?? []), ...(s.line ?? [])]).filter(([x, y]) => x > 0 && Number.isFinite(y) && (!o.logY || y > 0));
   if (all.length === 0) return `<figure><figcaption>${escapeHtml(title)}: no data</figcaption></figure>`;
   const fy = (y: number) => (o.logY ? Math.log10(y) : y);
@@ -29,6 +41,8 @@ export function logPlot(title: string, series: PlotSeries[], o: { xLabel: string
   if (y1 - y0 < 1e-9) [y0, y1] = [y0 - 0.05, y1 + 0.05];
   const padY = (y1 - y0) * 0.05;
   [y0, y1] = [y0 - padY, y1 + padY];
+  if (o.yMin !== undefined) y0 = fy(o.yMin);
+  if (o.yMax !== undefined) y1 = Math.min(y1, fy(o.yMax));
   const sx = (x: number) => PAD.l + ((Math.log10(x) - x0) / (x1 - x0)) * (W - PAD.l - PAD.r);
   const sy = (y: number) => H - PAD.b - ((fy(y) - y0) / (y1 - y0)) * (H - PAD.t - PAD.b);
   const parts: string[] = [];
@@ -52,12 +66,12 @@ export function logPlot(title: string, series: PlotSeries[], o: { xLabel: string
       parts.push(`<polyline fill="none" stroke="${s.color}" stroke-width="1.5"${s.dashed ? ' stroke-dasharray="5 3"' : ''} points="${d}"/>`);
     }
     for (const p of (s.dots ?? []).filter(inside)) parts.push(`<circle cx="${sx(p[0]).toFixed(1)}" cy="${sy(p[1]).toFixed(1)}" r="3.5" fill="${s.color}"/>`);
-    parts.push(`<text x="${W - PAD.r + 8}" y="${PAD.t + 12 + i * 15}" fill="${s.color}">${s.dashed ? '- -' : '●'} ${escapeHtml(s.label)}</text>`);
+    if (!o.small) parts.push(`<text x="${W - PAD.r + 8}" y="${PAD.t + 12 + i * 15}" fill="${s.color}">${s.dashed ? '- -' : '●'} ${escapeHtml(s.label)}</text>`);
   });
   parts.push(`<text x="${(PAD.l + W - PAD.r) / 2}" y="${H - 6}" text-anchor="middle">${escapeHtml(o.xLabel)}</text>`);
   parts.push(`<text transform="translate(14 ${H / 2}) rotate(-90)" text-anchor="middle">${escapeHtml(o.yLabel)}</text>`);
   return (
-    `<figure><figcaption>${escapeHtml(title)}</figcaption>` +
+    `<figure${o.small ? ' class="small"' : ''}><figcaption>${escapeHtml(title)}</figcaption>` +
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" font-family="sans-serif" font-size="11">${parts.join('')}</svg></figure>`
   );
 }

@@ -1,5 +1,6 @@
 import { escapeHtml, formatNumber } from '../train/svg';
 import { htmlPage } from '../train/report';
+import { accuracySection } from './accuracy_report';
 import { flopsPerToken } from './frontier';
 import { predictLoss } from './law';
 import type { ScalingFit } from './fit';
@@ -8,7 +9,8 @@ import { logPlot, logSpace, PALETTE, type PlotSeries } from './plot';
 /**
  * The scaling report: one self-contained HTML page (inline CSS and SVG) of a `scaling fit`:
  * loss vs compute per size with the fitted law, the compute-optimal frontier, the exponents with
- * their intervals beside the published ones, the approach-2 slices and the held-out prediction.
+ * their intervals beside the published ones, the approach-2 slices, the held-out prediction and,
+ * when cells were evaluated, next-state accuracy vs compute.
  */
 const fmtCi = (v: number, ci: { lo: number; hi: number }) => `${formatNumber(v)} <span class="ci">[${formatNumber(ci.lo)}, ${formatNumber(ci.hi)}]</span>`;
 
@@ -95,7 +97,8 @@ ${fit.points.map((p) => `<tr><td>${escapeHtml(p.id)}</td><td>${formatNumber(p.N)
     { title: 'For a compute budget C: which (N, D), what loss', html: budgets },
     { title: 'Approach 2: iso-FLOP minima', html: a2 },
     { title: 'Held-out prediction', html: holdout },
+    ...(fit.next_state?.length ? [{ title: 'Next-state accuracy vs compute', html: accuracySection(fit.next_state) }] : []),
     { title: 'Cells', html: cells },
   ];
-  return htmlPage(`ndbg scaling fit: ${fit.sweep}`, sections, '.ci{color:#777;font-size:.9em}');
+  return htmlPage(`ndbg scaling fit: ${fit.sweep}`, sections, '.ci{color:#777;font-size:.9em}.multiples{display:flex;flex-wrap:wrap;gap:0 1em}.multiples figure{margin:.5em 0}');
 }

@@ -3,6 +3,7 @@ import * as path from 'path';
 import { readMetrics } from '../train/metrics';
 import { UserError } from '../util/errors';
 import { replaceFileAtomic } from '../util/fsync';
+import type { CellEval } from './cell_eval';
 import type { Cell } from './grid';
 
 /**
@@ -11,8 +12,9 @@ import type { Cell } from './grid';
  *                      for every shard, so shards may all write it
  *   configs/ID.json    each cell's full run config (what `ndbg train --config` would read)
  *   runs/ID/           each cell's ordinary run directory (checkpoints, metrics.jsonl, config.json)
- *   cells/ID.json      each cell's status and, once done, its results; written only by the
- *                      shard that owns the cell, atomically
+ *   cells/ID.json      each cell's status and, once done, its results and (with the grid's
+ *                      next_state_eval) its eval; written only by the shard that owns the
+ *                      cell, atomically
  *   results.json       `ndbg sweep --collect`: the manifest with every cell's status and results
  */
 export const MANIFEST = 'manifest.json';
@@ -55,6 +57,8 @@ export interface CellStatus {
   updated: string;
   error?: string;
   result?: CellResult;
+  /** The next-state eval of the cell's last checkpoint (cell_eval.ts). */
+  next_state?: CellEval;
 }
 
 export interface Manifest {
@@ -153,6 +157,7 @@ export interface CollectedCell extends PlannedCell {
   status: 'pending' | CellStatus['status'];
   error?: string;
   result?: CellResult;
+  next_state?: CellEval;
 }
 
 export interface SweepResults {
@@ -170,7 +175,7 @@ export function collectResults(sweep: string): SweepResults {
     const s = readCellStatus(sweep, c.id);
     const status = s?.status ?? 'pending';
     counts[status] += 1;
-    return { ...c, status, ...(s?.error ? { error: s.error } : {}), ...(s?.result ? { result: s.result } : {}) };
+    return { ...c, status, ...(s?.error ? { error: s.error } : {}), ...(s?.result ? { result: s.result } : {}), ...(s?.next_state ? { next_state: s.next_state } : {}) };
   });
   return { format: 'ndbg-sweep-results/1', name: m.name, counts, cells };
 }

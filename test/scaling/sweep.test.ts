@@ -87,6 +87,25 @@ describe('the grid', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
+  test('next_state_eval: a bad field is one message naming the grid file and the field', () => {
+    const programs = path.join(root, 'test/fixtures/eval/programs.jsonl');
+    const bad = path.join(tmp, 'eval-bad.json');
+    const cases: Array<[unknown, RegExp]> = [
+      [{ programs, per_program: 0 }, /eval-bad\.json:\n {2}next_state_eval\.per_program: /],
+      [{ programs, tasks: 5 }, /eval-bad\.json:\n {2}next_state_eval: Unrecognized key\(s\) in object: 'tasks'/],
+      [{ programs, actions: ['step_sideways'] }, /eval-bad\.json:\n {2}next_state_eval\.actions/],
+      [{ per_program: 1 }, /eval-bad\.json:\n {2}next_state_eval\.programs: Required/],
+      [{ programs: 'nope.jsonl' }, /eval-bad\.json:\n {2}next_state_eval\.programs: .*nope\.jsonl is not a file/],
+      // This grid's data is byte-tokenized: refused before anything trains, not after the first cell.
+      [{ programs }, /eval-bad\.json:\n {2}next_state_eval: cell a-D2\.56e2-s0 trains on byte-tokenized data/],
+    ];
+    for (const [field, message] of cases) {
+      writeGrid(bad, { next_state_eval: field });
+      expect(() => loadGrid(bad)).toThrow(message);
+    }
+    expect(loadGrid(gridFile).nextStateEval).toBeUndefined();
+  });
+
   test('shards partition the cells: each exactly once, loads balanced', () => {
     const cells = Array.from({ length: 23 }, (_, i) => ({ id: `c${i}`, flops: ((i * 7919) % 13) + 1 }));
     for (const n of [1, 2, 3, 5, 23, 30]) {

@@ -51,6 +51,8 @@ const fit: CommandModule<object, FitArgs> = {
     }
     const h = result.holdout;
     if (h) lines.push(`  held out ${h.id}: predicted ${h.predicted.toFixed(4)} [${h.ci.lo.toFixed(4)}, ${h.ci.hi.toFixed(4)}]${h.measured === null ? ' (not trained)' : `, measured ${h.measured.toFixed(4)} (${h.error_pct!.toFixed(2)}%)`}`);
+    const ns = result.next_state;
+    if (ns) lines.push(`  next-state eval on ${ns.length} cells: full match ${Math.min(...ns.map((e) => 100 * e.next_state.overall.model)).toFixed(1)}–${Math.max(...ns.map((e) => 100 * e.next_state.overall.model)).toFixed(1)}% (accuracy vs compute in the report)`);
     lines.push(`→ ${path.join(out, 'scaling.json')}, ${path.join(out, 'scaling.html')}`);
     process.stdout.write(lines.join('\n') + '\n');
   },
