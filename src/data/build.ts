@@ -14,7 +14,11 @@ import { RowPacker, WholeDocumentPacker, type EncodedDocument, type PackStats } 
 import { MANIFEST_FILE, MANIFEST_FORMAT, tokenDtypeFor, writeManifest, type Manifest, type ManifestSource, type ShardEntry, type DataSplit } from './manifest';
 import type { ShardIdentity } from './shard';
 import { ShardSink } from './shard_sink';
-import { readDocuments, readSidecar, type SourceKind, type SourceSpec } from './sources';
+import { isSourceTree, readDocuments, readSidecar, type SourceDocument, type SourceKind, type SourceSpec } from './sources';
+import { Decontaminator } from './decontaminate';
+import type { DedupSettings } from './dedup';
+import { DocumentFilters, type FilterCounts } from './document_filters';
+import { DEFAULT_MAX_FILE_BYTES, emptyWalkReport, formatWalkReport, type WalkReport } from './walk';
 import { loadTextTokenizer } from '../tokenizer';
 
 export interface BuildOptions {
@@ -32,6 +36,17 @@ export interface BuildOptions {
   force: boolean;
   /** Source kinds packed as whole documents (default: ndl); the others are cut as a stream. */
   wholeDocumentKinds?: readonly SourceKind[];
+  /**
+   * Exact and near-duplicate removal over code and text sources, e.g. DEFAULT_DEDUP. `ndbg data
+   * build` turns it on by default; here it is opt-in (undefined or false: off), so a program
+   * that builds its data through this API (the quickstart, the benchmarks) keeps building the
+   * same bytes until it asks for it.
+   */
+  dedup?: DedupSettings | false;
+  /** Eval sets (CruxEval-format JSONL): documents of any source that contain one of their programs are dropped. */
+  against?: string[];
+  /** Directory code sources: larger .py files are skipped (default 1 MiB). */
+  maxFileBytes?: number;
   quiet?: boolean;
 }
 
@@ -112,6 +127,15 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
     names.add(s.name);
   }
   if (!opts.sources.length) throw new UserError('give at least one --source NAME=PATH[:kind]');
+  const dedup = opts.dedup ?? false;
+  if (dedup && !(dedup.threshold > 0 && dedup.threshold <= 1)) throw new UserError(`--near-dup-threshold must be in (0, 1], got ${dedup.threshold}`);
+  if (dedup && !Number.isInteger(dedup.seed)) throw new UserError(`--dedup-seed must be an integer, got ${dedup.seed}`);
+  const maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  if (!Number.isInteger(maxFileBytes) || maxFileBytes < 1) throw new UserError(`--max-file-mb must give at least one byte, got ${maxFileBytes} bytes`);
+  const against = opts.against ?? [];
+  // Before anything is written: a bad eval set fails the build with the output untouched.
+  const decontaminator = against.length ? await Decontaminator.fromFiles(against) : undefined;
+  const filters = new DocumentFilters(dedup, decontaminator);
   const tok = await loadTextTokenizer(opts.tokenizer);
   const tokenDtype = tokenDtypeFor(tok.vocabSize);
   const rowLen = opts.seqLen + 1;
@@ -123,13 +147,20 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
   const pool = new DocumentEncoder(tok, { maskContext: opts.maskContext }, opts.workers);
   const sources: ManifestSource[] = [];
   try {
-    for (const spec of opts.sources) {
+    for (const [index, spec] of opts.sources.entries()) {
       const sidecar = readSidecar(spec);
       const whole = (opts.wholeDocumentKinds ?? DEFAULT_WHOLE_DOCUMENT_KINDS).includes(spec.kind);
       const writer = (split: DataSplit) =>
         new SplitWriter(opts.out, rowsPerShard, rowLen, { tokenizerSha256: tok.sha256, seqLen: opts.seqLen, tokenDtype, source: spec.name, split }, tok.padId, whole);
       const writers: Record<DataSplit, SplitWriter> = { train: writer('train'), val: writer('val') };
-      await encodeSource(spec, pool, opts, writers);
+      const walk = isSourceTree(spec) ? emptyWalkReport() : undefined;
+      const counts: FilterCounts = {};
+      const docs = filters.apply(spec.kind, index, readDocuments(spec, { maxFileBytes, walkReport: walk }), counts);
+      await encodeSource(spec, docs, pool, opts, writers, () => removalSummary(spec, walk, counts));
+      if (!opts.quiet) {
+        const summary = removalSummary(spec, walk, counts);
+        if (summary) process.stderr.write(`${summary}\n`);
+      }
       writers.train.finish();
       writers.val.finish();
       sources.push({
@@ -141,6 +172,9 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
         generator: sidecar?.generator ?? null,
         sidecar: sidecar ? { file: sidecar.file, content: sidecar.content } : null,
         packing: packingSummary(whole, writers.train.packer.stats, writers.val.packer.stats),
+        ...(spec.column !== undefined ? { column: spec.column } : {}),
+        ...(walk ? { walk } : {}),
+        ...counts,
         train: writers.train.summary(),
         val: writers.val.summary(),
       });
@@ -158,6 +192,7 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
     rowLen,
     tokenDtype,
     packing: { rowOverlap: 1, maskContext: opts.maskContext, valFraction: opts.valFraction, splitSeed: opts.splitSeed, shardBytesMax },
+    filters: { dedup: dedup ? { ...dedup } : null, against, maxFileBytes },
     sources,
   };
   writeManifest(opts.out, manifest);
@@ -181,8 +216,30 @@ function packingSummary(whole: boolean, a: PackStats, b: PackStats): NonNullable
   };
 }
 
+/** One line for stderr: what was left out of a source, or undefined when nothing was. */
+function removalSummary(spec: SourceSpec, walk: WalkReport | undefined, counts: FilterCounts): string | undefined {
+  const parts: string[] = [];
+  if (walk) parts.push(formatWalkReport(spec.path, walk));
+  if (counts.dedup && counts.dedup.exact + counts.dedup.near > 0) {
+    const d = counts.dedup;
+    parts.push(`removed ${d.exact} exact and ${d.near} near duplicates (${d.acrossSources} of documents in earlier sources)`);
+  }
+  if (counts.decontamination && counts.decontamination.documents > 0) {
+    const c = counts.decontamination;
+    parts.push(`removed ${c.documents} documents containing ${c.evalPrograms} eval programs (${c.evalIds.slice(0, 3).join(', ')}${c.evalPrograms > 3 ? ', ...' : ''})`);
+  }
+  return parts.length ? `source ${spec.name}: ${parts.join('; ')}` : undefined;
+}
+
 /** Streams one source through the pool, keeping a bounded number of tasks in flight, packing in order. */
-async function encodeSource(spec: SourceSpec, pool: DocumentEncoder, opts: BuildOptions, writers: Record<DataSplit, SplitWriter>): Promise<void> {
+async function encodeSource(
+  spec: SourceSpec,
+  documents: AsyncIterable<SourceDocument>,
+  pool: DocumentEncoder,
+  opts: BuildOptions,
+  writers: Record<DataSplit, SplitWriter>,
+  removed: () => string | undefined,
+): Promise<void> {
   const progress = new Progress(`build ${spec.name}`, undefined, process.stderr, opts.quiet);
   const maxInFlight = Math.max(2, opts.workers * 2);
   const inFlight: Array<{ splits: DataSplit[]; bytes: number[]; result: Promise<EncodedDocument[]> }> = [];
@@ -207,7 +264,7 @@ async function encodeSource(spec: SourceSpec, pool: DocumentEncoder, opts: Build
     taskBytes = 0;
     while (inFlight.length >= maxInFlight) await drainOne();
   };
-  for await (const doc of readDocuments(spec)) {
+  for await (const doc of documents) {
     const b = Buffer.byteLength(doc.text, 'utf8');
     texts.push(doc.text);
     splits.push(isValidationDocument(doc.key, opts.valFraction, opts.splitSeed) ? 'val' : 'train');
@@ -218,5 +275,8 @@ async function encodeSource(spec: SourceSpec, pool: DocumentEncoder, opts: Build
   await submit();
   while (inFlight.length) await drainOne();
   progress.finish();
-  if (writers.train.documents + writers.val.documents === 0) throw new UserError(`source ${spec.name}: ${spec.path} holds no documents`);
+  if (writers.train.documents + writers.val.documents === 0) {
+    const why = removed();
+    throw new UserError(`source ${spec.name}: ${spec.path} holds no documents${why ? ` that were kept (${why})` : ''}`);
+  }
 }

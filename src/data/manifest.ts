@@ -59,6 +59,20 @@ const SourceSchema = z
       })
       .strict()
       .optional(),
+    /** The field or column read as the document, when not `text` (`NAME=PATH:kind:COLUMN`). */
+    column: z.string().optional(),
+    /** A directory code source: the .py files kept and what was skipped, by reason (src/data/walk.ts). */
+    walk: z.object({ files: z.number().int().nonnegative(), skipped: z.record(z.number().int().nonnegative()) }).strict().optional(),
+    /** Documents removed as duplicates of one kept earlier (code and text sources, unless deduplication is off). */
+    dedup: z
+      .object({ exact: z.number().int().nonnegative(), near: z.number().int().nonnegative(), acrossSources: z.number().int().nonnegative() })
+      .strict()
+      .optional(),
+    /** Documents removed because they contain an eval program (only when built against an eval set). */
+    decontamination: z
+      .object({ documents: z.number().int().nonnegative(), evalPrograms: z.number().int().nonnegative(), evalIds: z.array(z.string()) })
+      .strict()
+      .optional(),
     train: SplitSchema,
     val: SplitSchema,
   })
@@ -92,6 +106,21 @@ export const ManifestSchema = z
         shardBytesMax: z.number().int().positive(),
       })
       .strict(),
+    /** What the build removed documents by (absent in data sets built before it existed). */
+    filters: z
+      .object({
+        /** Near-duplicate settings (src/data/dedup.ts), null when deduplication was off. */
+        dedup: z
+          .object({ shingle: z.number().int().positive(), hashes: z.number().int().positive(), bands: z.number().int().positive(), threshold: z.number().min(0).max(1), seed: z.number().int() })
+          .strict()
+          .nullable(),
+        /** Eval sets every source was decontaminated against, as given. */
+        against: z.array(z.string()),
+        /** Directory code sources: the size above which a .py file is skipped. */
+        maxFileBytes: z.number().int().positive(),
+      })
+      .strict()
+      .optional(),
     sources: z.array(SourceSchema).min(1),
   })
   .strict();

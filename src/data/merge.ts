@@ -50,6 +50,8 @@ function checkParts(parts: string[], manifests: Manifest[]): void {
     differs('seqLen', first.seqLen, m.seqLen);
     differs('tokenDtype', first.tokenDtype, m.tokenDtype);
     differs('packing', first.packing, m.packing);
+    // Removal settings too: parts deduplicated or decontaminated differently are not one build.
+    differs('filters', first.filters ?? null, m.filters ?? null);
     differs('sources (name:kind)', first.sources.map((s) => `${s.name}:${s.kind}`), m.sources.map((s) => `${s.name}:${s.kind}`));
     for (const s of m.sources) {
       const f = first.sources.find((o) => o.name === s.name);
@@ -132,6 +134,39 @@ function prepareOut(opts: MergeOptions): void {
   }
 }
 
+/** Numeric fields added up across records of one shape (absent in the first: absent in the sum). */
+function sumCounts<T extends Record<string, unknown>>(parts: Array<T | undefined>): T | undefined {
+  if (!parts[0]) return undefined;
+  const add = (a: unknown, b: unknown): unknown => {
+    if (typeof a === 'number') return a + (typeof b === 'number' ? b : 0);
+    if (a && typeof a === 'object' && !Array.isArray(a)) {
+      const o = b as Record<string, unknown> | undefined;
+      return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, add(v, o?.[k])]));
+    }
+    return a;
+  };
+  return parts.slice(1).reduce((acc, p) => add(acc, p) as T, parts[0]);
+}
+
+/**
+ * What each part skipped and removed, summed. Each part deduplicated its own documents only:
+ * copies that fell into different parts are both kept (docs/data.md).
+ */
+function summedRemovals(parts: ManifestSource[]): Partial<Pick<ManifestSource, 'walk' | 'dedup' | 'decontamination'>> {
+  const out: Partial<Pick<ManifestSource, 'walk' | 'dedup' | 'decontamination'>> = {};
+  const walk = sumCounts(parts.map((p) => p.walk));
+  const dedup = sumCounts(parts.map((p) => p.dedup));
+  const decontamination = sumCounts(parts.map((p) => p.decontamination));
+  if (walk) out.walk = walk;
+  if (dedup) out.dedup = dedup;
+  if (decontamination) {
+    const ids = [...new Set(parts.flatMap((p) => p.decontamination?.evalIds ?? []))].sort();
+    // Distinct eval programs over all parts: at least the listed ids, at most the parts' sum.
+    out.decontamination = { ...decontamination, evalPrograms: Math.max(ids.length, Math.max(...parts.map((p) => p.decontamination?.evalPrograms ?? 0))), evalIds: ids.slice(0, 100) };
+  }
+  return out;
+}
+
 export function mergeDatasets(opts: MergeOptions): Manifest {
   if (opts.parts.length < 1) throw new UserError('data merge: give at least one part (a data set directory)');
   const manifests = opts.parts.map((p) => readManifest(p));
@@ -180,6 +215,7 @@ export function mergeDatasets(opts: MergeOptions): Manifest {
       train,
       val,
     };
+    Object.assign(merged, summedRemovals(manifests.map((m) => m.sources[si])));
     if (s0.packing) {
       // Dropped documents never reach the rows, so their counts come from the parts.
       const dropped = (f: (p: NonNullable<ManifestSource['packing']>) => number) => manifests.reduce((a, m) => a + f(m.sources[si].packing!), 0);

@@ -1,18 +1,24 @@
 /**
- * Where documents come from. A source is `NAME=PATH[:kind]`:
- * - ndl:  JSONL of `{id, direction, actions, text}` (written by `ndbg ndl`); the split key is `id`,
- *         or `repo` for repository-level documents (docs/data.md, "Repository-level documents").
- * - code: a directory of .py files (walked recursively, sorted by relative path; key = path) or a
- *         JSONL of `{text}` (key = `id` or `path` when present, else the line number).
- * - text: JSONL of `{text}` (web text; key as for code JSONL).
- * Documents are yielded in file order, which together with in-order packing makes builds
- * deterministic.
+ * Where documents come from. A source is `NAME=PATH[:kind[:column]]`:
+ * - ndl:  `{id, direction, actions, text}` records (written by `ndbg ndl`); the split key is
+ *         `id`, or `repo` for repository-level documents (docs/data.md, "Repository-level documents").
+ * - code: a directory of .py files (walked as src/data/walk.ts says, sorted by relative path;
+ *         key = path) or records with a text field (key = `id` or `path` when present, else the
+ *         record's position).
+ * - text: records with a text field (web text; key as for code records).
+ * Records are read from JSONL, `.jsonl.gz`, `.jsonl.zst`, parquet or Arrow IPC files, told
+ * apart by their first bytes (src/data/corpus_readers.ts), or from a directory of such files
+ * (a `text` source, one that names a column, or a `datasets` save_to_disk directory). The text
+ * is the field or column `text` unless the spec names another. Documents are yielded in file
+ * order, which together with in-order packing makes builds deterministic.
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { listPythonFiles } from '../util/files';
 import { UserError } from '../util/errors';
-import { invalidLine, readJsonl } from '../util/jsonl';
+import { invalidLine } from '../util/jsonl';
+import { isDatasetsDirectory, listCorpusFiles } from './corpus_format';
+import { readCorpusRecords, type CorpusRecord } from './corpus_readers';
+import { DEFAULT_MAX_FILE_BYTES, emptyWalkReport, walkCodeTree, type WalkReport } from './walk';
 
 export const SOURCE_KINDS = ['ndl', 'code', 'text'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
@@ -21,6 +27,8 @@ export interface SourceSpec {
   name: string;
   path: string;
   kind: SourceKind;
+  /** The field or column holding the document (default `text`); code and text sources only. */
+  column?: string;
 }
 
 export interface SourceDocument {
@@ -29,25 +37,36 @@ export interface SourceDocument {
   text: string;
 }
 
+export const DEFAULT_TEXT_COLUMN = 'text';
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const isKind = (k: string | undefined): k is SourceKind => (SOURCE_KINDS as readonly string[]).includes(k ?? '');
+const COLUMN_HINT = 'Name the text column with NAME=PATH:kind:COLUMN, e.g. web=dump.parquet:text:content.';
 
-/** Parses `NAME=PATH[:kind]`; without a kind a directory is `code` and a file is `text`. */
+/**
+ * Parses `NAME=PATH[:kind[:column]]`; without a kind a directory is `code` (a `datasets`
+ * save_to_disk directory: `text`) and a file is `text`. A path that itself contains ':' still
+ * works when it exists as given.
+ */
 export function parseSourceSpec(spec: string): SourceSpec {
   const eq = spec.indexOf('=');
-  if (eq <= 0) throw new UserError(`--source ${spec}: expected NAME=PATH[:kind], e.g. traces=out/ndl.jsonl:ndl`);
+  if (eq <= 0) throw new UserError(`--source ${spec}: expected NAME=PATH[:kind[:column]], e.g. traces=out/ndl.jsonl:ndl`);
   const name = spec.slice(0, eq);
   if (!NAME_RE.test(name)) throw new UserError(`--source ${spec}: name "${name}" must be letters, digits, _ . - (used in file names)`);
   let p = spec.slice(eq + 1);
   let kind: SourceKind | undefined;
-  const colon = p.lastIndexOf(':');
-  if (colon > 0) {
-    const k = p.slice(colon + 1);
-    if ((SOURCE_KINDS as readonly string[]).includes(k)) {
-      kind = k as SourceKind;
-      p = p.slice(0, colon);
-    } else if (!fs.existsSync(p)) {
-      throw new UserError(`--source ${spec}: unknown kind "${k}" (expected one of ${SOURCE_KINDS.join(', ')})`);
-    }
+  let column: string | undefined;
+  const parts = p.split(':');
+  const last = parts[parts.length - 1];
+  if (parts.length >= 2 && isKind(last) && parts.slice(0, -1).join(':')) {
+    kind = last;
+    p = parts.slice(0, -1).join(':');
+  } else if (parts.length >= 3 && isKind(parts[parts.length - 2]) && parts.slice(0, -2).join(':') && !fs.existsSync(p)) {
+    kind = parts[parts.length - 2] as SourceKind;
+    column = last;
+    p = parts.slice(0, -2).join(':');
+    if (!column) throw new UserError(`--source ${spec}: empty column name after ":${kind}:"`);
+  } else if (parts.length >= 2 && parts[0] && !fs.existsSync(p)) {
+    throw new UserError(`--source ${spec}: unknown kind "${last}" (expected NAME=PATH[:kind[:column]], kind one of ${SOURCE_KINDS.join(', ')})`);
   }
   if (!p) throw new UserError(`--source ${spec}: empty path`);
   let stat: fs.Stats;
@@ -56,43 +75,73 @@ export function parseSourceSpec(spec: string): SourceSpec {
   } catch {
     throw new UserError(`--source ${spec}: ${p} does not exist`);
   }
-  kind ??= stat.isDirectory() ? 'code' : 'text';
-  if (stat.isDirectory() && kind !== 'code') throw new UserError(`--source ${spec}: ${p} is a directory; only kind "code" reads directories`);
-  return { name, path: p, kind };
+  kind ??= stat.isDirectory() ? (isDatasetsDirectory(p) ? 'text' : 'code') : 'text';
+  if (column !== undefined && kind === 'ndl') throw new UserError(`--source ${spec}: ndl sources always read the field "text"; a column can be named for code and text sources`);
+  if (stat.isDirectory() && kind === 'ndl') throw new UserError(`--source ${spec}: ${p} is a directory; ndl sources are files`);
+  return column === undefined ? { name, path: p, kind } : { name, path: p, kind, column };
 }
 
-export async function* readDocuments(spec: SourceSpec): AsyncGenerator<SourceDocument> {
-  if (fs.statSync(spec.path).isDirectory()) {
-    for (const rel of listPythonFiles(spec.path)) {
-      yield { key: rel, text: fs.readFileSync(path.join(spec.path, rel), 'utf8') };
-    }
+export interface ReadOptions {
+  /** Directory code sources: larger .py files are skipped (default 1 MiB). */
+  maxFileBytes?: number;
+  /** Filled in with what a directory code source's walk kept and skipped. */
+  walkReport?: WalkReport;
+}
+
+/** A directory read as a source tree of .py files (not as a directory of corpus files). */
+export function isSourceTree(spec: SourceSpec): boolean {
+  return spec.kind === 'code' && spec.column === undefined && fs.statSync(spec.path).isDirectory() && !isDatasetsDirectory(spec.path);
+}
+
+export async function* readDocuments(spec: SourceSpec, opts: ReadOptions = {}): AsyncGenerator<SourceDocument> {
+  if (isSourceTree(spec)) {
+    const report = opts.walkReport ?? emptyWalkReport();
+    for (const f of walkCodeTree(spec.path, { maxFileBytes: opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES }, report)) yield { key: f.rel, text: f.text };
     return;
   }
-  for await (const line of readJsonl<Record<string, unknown>>(spec.path)) {
-    const v = line.value;
-    const where = `${spec.path}:${line.lineNumber}`;
-    const problem =
-      typeof v !== 'object' || v === null || Array.isArray(v) ? 'expected a JSON object' : typeof v.text !== 'string' ? 'field "text" must be a string' : undefined;
-    if (problem || !v) {
-      invalidLine(`${where}: ${problem}`);
-      continue;
-    }
-    let key: string;
-    if (spec.kind === 'ndl') {
-      if (typeof v.id !== 'string' && typeof v.id !== 'number') {
-        invalidLine(`${where}: NDL document needs an "id" (string or number)`);
-        continue;
-      }
-      // Repository-level documents split by repository (never by trajectory): `repo`.
-      key = typeof v.repo === 'string' ? `repo:${v.repo}` : String(v.id);
-    } else {
-      const id = v.id ?? v.path;
-      key = typeof id === 'string' || typeof id === 'number' ? String(id) : `line:${line.lineNumber}`;
-    }
-    yield { key, text: v.text as string };
+  if (fs.statSync(spec.path).isDirectory()) {
+    const files = listCorpusFiles(spec.path);
+    if (!files.length) throw new UserError(`source ${spec.name}: ${spec.path} holds no corpus files (.parquet, .arrow, .jsonl, .jsonl.gz, .jsonl.zst)`);
+    // Positional keys are per file, so adding a file to the directory moves no other document across the split.
+    for (const rel of files) yield* documentsOfFile(spec, path.join(spec.path, rel), `${rel}:`);
+    return;
+  }
+  yield* documentsOfFile(spec, spec.path, '');
+}
+
+async function* documentsOfFile(spec: SourceSpec, file: string, keyPrefix: string): AsyncGenerator<SourceDocument> {
+  const column = spec.column ?? DEFAULT_TEXT_COLUMN;
+  for await (const rec of readCorpusRecords(file, { text: column, optional: ['id', 'path', 'repo'] }, COLUMN_HINT)) {
+    const doc = toDocument(spec, rec, column, keyPrefix);
+    if (doc) yield doc;
   }
 }
 
+const isIdValue = (v: unknown): v is string | number | bigint => typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint';
+
+/** The document a record holds, or undefined after reporting why it holds none (invalidLine). */
+function toDocument(spec: SourceSpec, rec: CorpusRecord, column: string, keyPrefix: string): SourceDocument | undefined {
+  const v = rec.value as Record<string, unknown> | null | undefined;
+  const problem =
+    typeof v !== 'object' || v === null || Array.isArray(v) ? 'expected a JSON object' : typeof v[column] !== 'string' ? `field "${column}" must be a string` : undefined;
+  if (problem || !v) {
+    invalidLine(`${rec.where}: ${problem}`);
+    return undefined;
+  }
+  let key: string;
+  if (spec.kind === 'ndl') {
+    if (typeof v.id !== 'string' && typeof v.id !== 'number') {
+      invalidLine(`${rec.where}: NDL document needs an "id" (string or number)`);
+      return undefined;
+    }
+    // Repository-level documents split by repository (never by trajectory): `repo`.
+    key = typeof v.repo === 'string' ? `repo:${v.repo}` : String(v.id);
+  } else {
+    const id = v.id ?? v.path;
+    key = isIdValue(id) ? String(id) : `${keyPrefix}line:${rec.position}`;
+  }
+  return { key, text: v[column] as string };
+}
 
 export interface Sidecar {
   file: string;

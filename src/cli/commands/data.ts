@@ -2,6 +2,7 @@ import * as os from 'os';
 import * as path from 'path';
 import type { Argv, CommandModule } from 'yargs';
 import { buildDataset } from '../../data/build';
+import { DEFAULT_DEDUP } from '../../data/dedup';
 import { inspectDataset } from '../../data/inspect';
 import { mergeDatasets } from '../../data/merge';
 import { parseSourceSpec } from '../../data/sources';
@@ -22,7 +23,9 @@ const build: CommandModule = {
         type: 'string',
         array: true,
         demandOption: true,
-        describe: 'NAME=PATH[:kind], repeatable; kind: ndl (JSONL from `ndbg ndl`), code (dir of .py or JSONL {text}), text (JSONL {text})',
+        describe:
+          'NAME=PATH[:kind[:column]], repeatable; kind: ndl (JSONL from `ndbg ndl`), code (dir of .py, or records), text (records); ' +
+          'records: JSONL, .jsonl.gz, .jsonl.zst, parquet, Arrow IPC (a `datasets` cache file), or a directory of them; column: the text field (default text)',
       })
       .option('out', { type: 'string', describe: 'Output directory (default: data/NAME, NAME the --source names joined by "-")' })
       .option('tokenizer', { type: 'string', default: DEFAULT_TOKENIZER, describe: 'Sentencepiece .model file, or "byte" for the built-in byte tokenizer' })
@@ -33,6 +36,11 @@ const build: CommandModule = {
       .option('mask-context', { type: 'boolean', default: false, describe: 'Exclude the code context of NDL documents from the loss mask' })
       .option('workers', { type: 'number', default: Math.max(1, Math.min(4, os.cpus().length - 1)), describe: 'Tokenizer worker threads (0 = main thread); output does not depend on it' })
       .option('force', { type: 'boolean', default: false, describe: 'Replace an existing data set in --out' })
+      .option('dedup', { type: 'boolean', default: true, describe: 'Remove exact and near-duplicate documents within and across code and text sources (--no-dedup: keep them)' })
+      .option('near-dup-threshold', { type: 'number', default: DEFAULT_DEDUP.threshold, describe: 'Estimated Jaccard similarity of 5-token shingle sets at which a document is a near duplicate' })
+      .option('dedup-seed', { type: 'number', default: DEFAULT_DEDUP.seed, describe: 'Seed of the MinHash functions' })
+      .option('against', { type: 'string', array: true, describe: 'Eval set (CruxEval-format JSONL), repeatable: drop documents of any source that contain one of its programs' })
+      .option('max-file-mb', { type: 'number', default: 1, describe: 'Directory code sources: skip .py files larger than this many MiB' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' }),
   handler: async (a) => {
     const args = a as unknown as Record<string, unknown>;
@@ -50,6 +58,9 @@ const build: CommandModule = {
       maskContext: args['mask-context'] as boolean,
       workers: args.workers as number,
       force: args.force as boolean,
+      dedup: args.dedup ? { ...DEFAULT_DEDUP, threshold: args['near-dup-threshold'] as number, seed: args['dedup-seed'] as number } : false,
+      against: (args.against as string[] | undefined) ?? [],
+      maxFileBytes: Math.round((args['max-file-mb'] as number) * 2 ** 20),
       quiet: args.quiet as boolean,
     });
     const secs = (Date.now() - start) / 1000;
