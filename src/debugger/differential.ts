@@ -6,13 +6,14 @@
  * its yields (`next` and `return` in a generator frame do not stop at a yield; `return` runs
  * until a StopIteration/GeneratorExit elsewhere), while the state tree, like the trace, makes
  * every resumption its own invocation that ends at the yield. The oracle keeps the tree's
- * semantics (the model sees each yield as a return frame); a step_over/step_return taken in a
- * generator frame where pdb differs is counted in the `generator` class, and the rest of that
- * script is not compared (the two have diverged).
+ * semantics (the model sees each yield as a return frame); a disagreement that bdb's generator
+ * rules or generator closes pdb never sees explain exactly (generator_class.ts) is counted in
+ * the `generator` class, and the rest of that script is not compared (the two have diverged).
  */
 import type { TraceRecord } from '../trace/types';
 import { Rng } from '../util/rng';
 import { availableActions, breakpointTargets, nextNode } from './actions';
+import { isGeneratorDisagreement } from './generator_class';
 import { HarnessOptions, PdbExit, PdbJob, PdbResult, PdbRun, PdbStop, pdbCommands, RepoPdbJob, runPdbHarness, runRepoPdbHarness } from './pdb';
 import { buildForwardTree } from './tree';
 import { Action, EXIT, StateTree } from './types';
@@ -125,11 +126,10 @@ export function compareRun(id: string, script: number, tree: StateTree, actions:
   let i = tree.nodes.length > 0 ? 0 : EXIT;
   if (!stopMatches(tree, i, run.stops[0])) return fail(0, 'other', expectedAt(tree, i), run.stops[0]);
   for (let k = 0; k < actions.length; k++) {
-    const from = run.stops[k] as PdbStop;
     const j = nextNode(tree, i, actions[k]);
     const stop = run.stops[k + 1];
     if (!stopMatches(tree, j, stop)) {
-      const generator = from.gen && (actions[k].kind === 'step_over' || actions[k].kind === 'step_return');
+      const generator = isGeneratorDisagreement(tree, i, actions[k], stop, stopMatches);
       return fail(k + 1, generator ? 'generator' : 'other', expectedAt(tree, j), stop ?? 'no stop');
     }
     i = j;

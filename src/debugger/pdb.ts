@@ -21,6 +21,8 @@ export interface PdbStop {
   value: string | null;
   /** Whether the frame is a generator's (bdb special-cases those). */
   gen: boolean;
+  /** Whether generator frames decided this stop (pdb_harness.py `_generator_rule`). */
+  gen_rule: GeneratorRule;
   /** Index of the event in the trace (counting mode only). */
   ordinal: number | null;
 }
@@ -28,7 +30,18 @@ export interface PdbStop {
 export interface PdbExit {
   event: 'exit';
   kind: 'normal' | 'error' | 'never';
+  /** As on a stop ("stopframe" or "send_end"): whether bdb's generator cases made pdb run to this exit. */
+  gen_rule?: GeneratorRule;
 }
+
+/**
+ * "stopframe": bdb's stop frame was a generator/coroutine frame (after `next` or `return` in
+ * one, or `return` at the return of a frame called from one); "send_end": since the previous
+ * stop bdb passed over the StopIteration that ends a `yield from`/`await` (it never stops
+ * there); "close": the stop is inside a generator's close (GeneratorExit thrown into it, until
+ * it returns; also in what the close calls); null: none of these.
+ */
+export type GeneratorRule = 'stopframe' | 'send_end' | 'close' | null;
 
 export interface PdbRun {
   /** The first stop (main's call), one per resuming command, and an exit if pdb lost control. */

@@ -14,10 +14,12 @@ Input: JSONL jobs on stdin, one per program:
      "scripts": [["step", "next", "tbreak 7", "continue", "return"], ...]}
 Output: one JSONL result per job, in order:
     {"id": ..., "python": "3.11.7", "runs": [{"stops": [STOP, ...], "errors": [...], "failure": null | "timeout" | ...}]}
-where STOP is {"event", "line", "depth", "locals", "value", "gen", "ordinal"} for each pdb stop
-(the first is the stop at main's call), and the run's last entry is {"event": "exit", "kind"}
-when the program left pdb's control: "normal" (main returned), "error" (an exception escaped
-main) or "never" (the run went past the trace's event limit).
+where STOP is {"event", "line", "depth", "locals", "value", "gen", "gen_rule", "ordinal"} for
+each pdb stop (the first is the stop at main's call), and the run's last entry is
+{"event": "exit", "kind", "gen_rule"} when the program left pdb's control: "normal" (main
+returned), "error" (an exception escaped main) or "never" (the run went past the trace's event
+limit). `gen_rule` says whether generator frames decided where this stop came (see
+_generator_rule): "stopframe", "send_end", "close" or null.
 
 How pdb is set up, and why:
 - The program is compiled as the tracer's CONTEXT (code + `main` wrapper) under the tracer's
@@ -97,6 +99,10 @@ class ScriptedPdb(pdb.Pdb):
         self.errors = []
         self._event = None
         self._arg = None
+        self._passed_send_end = False
+        # id(frame) -> code of the generator frames into which GeneratorExit was thrown (their
+        # close), until they return; ids, because a reference would keep the frame alive.
+        self._closing = {}
 
     # -- where pdb stops -------------------------------------------------------------------
     def is_skipped_module(self, module_name):
@@ -118,8 +124,55 @@ class ScriptedPdb(pdb.Pdb):
         self._event, self._arg = "exception", exc_info[1]
         super().user_exception(frame, exc_info)
 
+    def dispatch_exception(self, frame, arg):
+        generator = frame.f_code.co_flags & GENERATOR_FLAGS
+        if generator and arg[0] is GeneratorExit:
+            self._closing[id(frame)] = frame.f_code
+        # bdb never stops at the StopIteration without traceback by which a `yield from` /
+        # `await` subiterator hands back its return value (bdb.dispatch_exception), although
+        # it would stop at this frame's events; the trace records the event.
+        if generator and arg[0] is StopIteration and arg[2] is None and self.stop_here(frame):
+            self._passed_send_end = True
+        return super().dispatch_exception(frame, arg)
+
+    def dispatch_return(self, frame, arg):
+        try:
+            return super().dispatch_return(frame, arg)
+        finally:
+            self._closing.pop(id(frame), None)
+
+    def _in_close(self, frame):
+        """Whether `frame` runs inside a generator's close (it is, or was called from, a
+        generator frame into which GeneratorExit was thrown)."""
+        while frame is not None:
+            if self._closing.get(id(frame)) is frame.f_code:
+                return True
+            frame = frame.f_back
+        return False
+
+    def _generator_rule(self, frame=None):
+        """Whether generator frames decided the stop being made now (in `frame`; None: exit).
+
+        "stopframe": bdb's stop frame is a generator/coroutine frame (after `next` or `return`
+        in one, or `return` at the return of a frame called from one). Every generator case in
+        bdb's stepping is conditional on that: the frame's call and return events (its
+        resumptions and yields) are ignored, `return` never stops in it again, and a
+        StopIteration or GeneratorExit in another frame stops. "send_end": since the last stop
+        bdb passed over the StopIteration of a `yield from`/`await` end (dispatch_exception
+        above). "close": the stop is inside a generator's close, whose timing depends on who
+        holds the generator (the tracer's and pdb's reads of f_locals keep references; see
+        docs/debugger.md). Otherwise None: bdb did what it does for plain frames.
+        """
+        stopframe = getattr(self, "stopframe", None)  # unset before runcall's reset()
+        if stopframe is not None and stopframe.f_code.co_flags & GENERATOR_FLAGS:
+            return "stopframe"
+        if self._passed_send_end:
+            return "send_end"
+        return "close" if frame is not None and self._in_close(frame) else None
+
     def interaction(self, frame, traceback):
         self.stops.append(self._describe(frame))
+        self._passed_send_end = False
         super().interaction(frame, traceback)
 
     def error(self, msg):
@@ -150,6 +203,7 @@ class ScriptedPdb(pdb.Pdb):
             "locals": local_vars,
             "value": value,
             "gen": bool(frame.f_code.co_flags & GENERATOR_FLAGS),
+            "gen_rule": self._generator_rule(frame),
             "ordinal": self.ordinal if self.count else None,
         }
 
@@ -181,6 +235,8 @@ class ScriptedPdb(pdb.Pdb):
 
     def _finish(self, exit_stop, failure=None):
         sys.settrace(None)
+        if exit_stop:
+            exit_stop = dict(exit_stop, gen_rule=self._generator_rule())
         stops = self.stops + ([exit_stop] if exit_stop else [])
         payload = json.dumps({"stops": stops, "errors": self.errors, "failure": failure})
         _write_all(self.result_fd, payload.encode("utf-8"))
