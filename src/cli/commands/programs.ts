@@ -15,6 +15,7 @@ import { loadCruxEvalJsonl, loadPyDirectory, pySourceDocuments } from '../../pro
 import { decontaminate, parseFractions, programKeys, splitRecords, SPLITS } from '../../programs/splits';
 import { traceStats } from '../../programs/tracestats';
 import { summarizeTraces, type Distribution } from '../../programs/summary';
+import { mine } from './programs_mine';
 
 /** `ndbg programs generate|split|decontaminate|stats|pydocs` (docs/programs.md). */
 type Args = Record<string, unknown>;
@@ -223,7 +224,7 @@ const pydocs: CommandModule = {
 
 export const programsCommand: CommandModule = {
   command: 'programs <command>',
-  describe: 'Synthetic programs and program corpora: generate, split, decontaminate, stats, pydocs',
-  builder: (y: Argv) => y.command(generate).command(split).command(decontam).command(stats).command(pydocs).demandCommand(1),
+  describe: 'Synthetic programs and program corpora: generate, mine, split, decontaminate, stats, pydocs',
+  builder: (y: Argv) => y.command(generate).command(split).command(decontam).command(stats).command(pydocs).command(mine).demandCommand(1),
   handler: () => undefined,
 };

@@ -1,0 +1,114 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import type { Argv, CommandModule } from 'yargs';
+import { UserError } from '../../util/errors';
+import { AtomicJsonlWriter } from '../../util/jsonl';
+import { Progress } from '../../util/progress';
+import { loadCruxEvalJsonl } from '../../programs/loaders';
+import { mineFunctions, MINE_ALLOW_IMPORTS } from '../../programs/mine';
+import { directoryFiles, packageFiles, pythonVersion, stdlibFiles, type CorpusFile } from '../../programs/mine_corpus';
+import { programKeys } from '../../programs/splits';
+import { sandboxTracer } from '../../trace/tracers';
+
+type Args = Record<string, unknown>;
+
+const positiveInt = (args: Args, name: string): number => {
+  const v = args[name] as number;
+  if (!Number.isInteger(v) || v < 1) throw new UserError(`--${name} ${v}: expected a positive integer`);
+  return v;
+};
+
+/** `ndbg programs mine` (docs/programs.md, "Mined programs"). */
+export const mine: CommandModule = {
+  command: 'mine',
+  describe: 'Mine standalone functions from real code (stdlib, installed packages, a directory) and find inputs whose traces differ',
+  builder: (y: Argv) =>
+    y
+      .option('stdlib', { type: 'boolean', default: false, describe: "Mine the standard library of --python (tests and GUI code left out)" })
+      .option('packages-dir', { type: 'string', describe: 'A site-packages or `pip install --target` directory: mine the distributions installed there' })
+      .option('package', { type: 'array', string: true, describe: 'Only these distributions of --packages-dir (repeatable)' })
+      .option('dir', { type: 'array', string: true, describe: 'A directory of Python code to mine (repeatable); provenance names it by its folder name' })
+      .option('out', { type: 'string', demandOption: true, describe: 'Output JSONL of program records with a `source` provenance field' })
+      .option('against', { type: 'string', describe: 'Evaluation set (CruxEval JSONL): drop functions whose normalized AST is in it' })
+      .option('seed', { type: 'number', default: 0, describe: 'Input seed; same seed and corpus give the same file' })
+      .option('candidates', { type: 'number', default: 8, describe: 'Calls proposed per function' })
+      .option('per-function', { type: 'number', default: 4, describe: 'Calls kept per function at most (distinct traces)' })
+      .option('min-per-function', { type: 'number', default: 2, describe: 'Drop functions with fewer distinct traced calls' })
+      .option('min-lines', { type: 'number', default: 3, describe: 'Line events a kept call must execute' })
+      .option('max-function-lines', { type: 'number', default: 40, describe: 'Longest function mined (lines)' })
+      .option('max-code-lines', { type: 'number', default: 80, describe: "Longest record code: the function plus what it references" })
+      .option('max-events', { type: 'number', default: 1000, describe: 'Trace events per call at most' })
+      .option('python', { type: 'string', default: 'python3', describe: 'The Python whose standard library --stdlib mines' })
+      .option('workers', { type: 'number', default: Math.max(1, Math.min(4, os.cpus().length)), describe: 'Sandbox workers' })
+      .option('timeout', { type: 'number', default: 5, describe: 'Wall-clock seconds per call in the sandbox' })
+      .option('quiet', { type: 'boolean', default: false, describe: 'No progress bar' }),
+  handler: async (a) => {
+    const args = a as Args;
+    const files: CorpusFile[] = [];
+    if (args.stdlib) files.push(...stdlibFiles(args.python as string));
+    if (args['packages-dir']) files.push(...packageFiles(args['packages-dir'] as string, args.package as string[] | undefined));
+    for (const d of (args.dir as string[] | undefined) ?? []) files.push(...directoryFiles(d, { package: path.basename(path.resolve(d)), version: null, license: null }));
+    if (files.length === 0) throw new UserError('programs mine: nothing to mine (give --stdlib, --packages-dir or --dir)');
+    const out = args.out as string;
+    if (!fs.existsSync(path.dirname(path.resolve(out)))) throw new UserError(`--out ${out}: directory ${path.dirname(out)} does not exist`);
+    const against = args.against ? new Set(await programKeys(await loadCruxEvalJsonl(args.against as string))) : undefined;
+    const tracer = sandboxTracer(args.workers as number, { maxEvents: (args['max-events'] as number) + 16, timeoutS: args.timeout as number });
+    const writer = new AtomicJsonlWriter(out);
+    const bar = new Progress('mine functions', undefined, process.stderr, args.quiet as boolean);
+    let shown = 0;
+    const start = Date.now();
+    let summary;
+    try {
+      summary = await mineFunctions(
+        {
+          files,
+          tracer: tracer.trace,
+          seed: args.seed as number,
+          candidates: positiveInt(args, 'candidates'),
+          perFunction: positiveInt(args, 'per-function'),
+          minPerFunction: positiveInt(args, 'min-per-function'),
+          minLines: positiveInt(args, 'min-lines'),
+          maxFunctionLines: positiveInt(args, 'max-function-lines'),
+          maxCodeLines: positiveInt(args, 'max-code-lines'),
+          maxEvents: positiveInt(args, 'max-events'),
+          against,
+          python: args.python as string,
+          onProgress: (done, total, kept) => {
+            bar.tick(done - shown, { of: total, kept });
+            shown = done;
+          },
+        },
+        (r) => writer.write(r),
+      );
+      writer.commit();
+    } catch (e) {
+      writer.abort();
+      throw e;
+    } finally {
+      await tracer.close();
+    }
+    bar.finish();
+    const seconds = (Date.now() - start) / 1000;
+    const manifest = {
+      format: 'ndbg-mined-programs/1',
+      python: pythonVersion(args.python as string),
+      tracer: tracer.describe,
+      seed: args.seed,
+      allow_imports: MINE_ALLOW_IMPORTS,
+      against: args.against ?? null,
+      seconds,
+      packages: [...new Map(files.map((f) => [f.origin.package, f.origin])).values()],
+      ...summary,
+    };
+    fs.writeFileSync(`${out}.manifest.json`, JSON.stringify(manifest, null, 2) + '\n');
+    process.stdout.write(
+      `mined ${summary.functionsKept} functions (${summary.recordsKept} calls) of ${summary.functionsExtracted} extracted from ${summary.functionsSeen} module-level functions in ${summary.modules} modules, ${seconds.toFixed(1)}s (${tracer.describe})\n` +
+        `  per package: ${Object.entries(summary.perPackage).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
+        `  extraction: ${Object.entries(summary.extraction).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
+        `  calls: ${summary.callsTried} tried; rejected ${Object.entries(summary.callRejections).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
+        `  functions dropped: ${Object.entries(summary.functionRejections).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
+        `wrote ${out} and ${out}.manifest.json\n`,
+    );
+  },
+};

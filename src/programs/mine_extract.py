@@ -1,0 +1,492 @@
+"""Extracts standalone-callable functions from Python source files (`ndbg programs mine`).
+
+Reads a JSON request on stdin: {"files": [{"path", "module", "origin"}], "allow_imports": [...],
+"max_function_lines": N, "max_code_lines": N, "callsite_files": [...]} and writes JSONL on
+stdout: one {"kind": "function", ...} line per candidate, then one {"kind": "summary", ...}.
+
+Only parses (ast); nothing here runs the code. A candidate's `code` is the function plus the
+module-level definitions it references, in dependency order: imports of allowed modules,
+constants, helper functions and classes, also from other modules of the same corpus when the
+module imports them by name (`from .util import helper`). A name that cannot be resolved that
+way (bound under `if`/`try`, star imports, `__file__`, a module outside the allow-list) drops
+the function, with the reason counted in the summary.
+"""
+
+import ast
+import builtins
+import doctest
+import json
+import sys
+
+BUILTINS = set(dir(builtins))
+# Module globals whose value depends on where the file lives or how it was imported.
+PLACE_NAMES = {"__file__", "__name__", "__spec__", "__loader__", "__package__", "__path__", "__builtins__", "__all__"}
+# Method names that say what type a parameter is (`s.split(...)` -> str).
+METHOD_TYPES = {
+    "str": {"split", "strip", "lstrip", "rstrip", "lower", "upper", "startswith", "endswith", "replace", "find", "rfind",
+            "isdigit", "isalpha", "isalnum", "isspace", "isupper", "islower", "title", "capitalize", "encode", "partition",
+            "rpartition", "splitlines", "zfill", "center", "ljust", "rjust", "casefold", "swapcase", "expandtabs", "format",
+            "rsplit", "removeprefix", "removesuffix", "isidentifier", "isnumeric", "isdecimal", "translate"},
+    "list": {"append", "extend", "pop", "insert", "remove", "sort", "reverse"},
+    "dict": {"items", "keys", "values", "get", "setdefault", "update", "popitem"},
+    "set": {"add", "discard", "union", "intersection", "difference", "issubset", "issuperset"},
+    "bytes": {"decode", "hex"},
+}
+
+
+_FREE = {}
+
+
+def free_names(node):
+    key = id(node)
+    if key not in _FREE:
+        _FREE[key] = _free_names(node)
+    return _FREE[key]
+
+
+def _free_names(node):
+    """Names a definition reads that it does not bind itself (a sound over-approximation: a
+    name bound anywhere inside counts as local, which at worst drops a function)."""
+    loads, binds = set(), set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else binds).add(n.id)
+        elif isinstance(n, ast.arg):
+            binds.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
+            binds.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                binds.add((a.asname or a.name).split(".")[0])
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            binds.add(n.name)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            return None  # rebinding module state: not standalone in the sense we want
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        binds.discard(node.name)
+    return loads - binds
+
+
+def is_generator(fn):
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+            # A yield inside a nested def or lambda belongs to that one; rare enough to drop too.
+            return True
+    return False
+
+
+class Module:
+    def __init__(self, path, module, origin, source, tree):
+        self.path, self.module, self.origin, self.source, self.tree = path, module, origin, source, tree
+        self.lines = source.splitlines(keepends=True)
+        self.defs = {}  # name -> (stmt, kind)
+        self.order = {}  # stmt id -> index in module body
+        for i, st in enumerate(tree.body):
+            self.order[id(st)] = i
+            if isinstance(st, (ast.FunctionDef, ast.ClassDef)):
+                self.defs[st.name] = (st, "def")
+            elif isinstance(st, ast.AsyncFunctionDef):
+                self.defs[st.name] = (st, "async")
+            elif isinstance(st, (ast.Assign, ast.AnnAssign)):
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            self.defs[n.id] = (st, "assign")
+            elif isinstance(st, ast.Import):
+                for a in st.names:
+                    self.defs[(a.asname or a.name).split(".")[0]] = (st, ("import", a))
+            elif isinstance(st, ast.ImportFrom):
+                for a in st.names:
+                    if a.name == "*":
+                        continue
+                    self.defs[a.asname or a.name] = (st, ("from", a))
+
+    def segment(self, st, strip_docstring=True):
+        first = st.lineno
+        if getattr(st, "decorator_list", None):
+            first = min(d.lineno for d in st.decorator_list)
+        lines = self.lines[first - 1 : st.end_lineno]
+        body = getattr(st, "body", None)
+        if strip_docstring and isinstance(st, (ast.FunctionDef, ast.ClassDef)) and body and len(body) > 1:
+            d = body[0]
+            if isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant) and isinstance(d.value.value, str):
+                # Whole lines only: a docstring sharing a line with code is left as it is.
+                lo, hi = d.lineno - first, d.end_lineno - first
+                if lo > 0 and "".join(lines[lo : hi + 1]).strip().endswith(('"""', "'''", '"', "'")):
+                    lines = lines[:lo] + lines[hi + 1 :]
+        text = "".join(lines)
+        return text if text.endswith("\n") else text + "\n"
+
+
+def resolve_from(mod, node):
+    """The dotted module a `from X import y` in MOD names (relative imports resolved)."""
+    if node.level == 0:
+        return node.module or ""
+    parts = mod.module.split(".")
+    is_pkg = mod.path.endswith("__init__.py")
+    base = parts if is_pkg else parts[:-1]
+    if node.level > 1:
+        base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+class Closure:
+    """The statements one function needs, gathered across modules."""
+
+    def __init__(self, corpus, allow, max_lines):
+        self.corpus, self.allow, self.max_lines = corpus, allow, max_lines
+        self.lines = 0
+        self.emitted = []  # (module, stmt) in dependency order
+        self.seen = set()
+        self.bound = {}  # name -> (module path, stmt id): a second binding of a name is a conflict
+        self.imports = []  # import lines, in first-seen order
+
+    def bind(self, name, mod, st):
+        key = (mod.path, id(st))
+        prev = self.bound.get(name)
+        if prev is not None and prev != key:
+            raise Reject("name_conflict")
+        self.bound[name] = key
+
+    def need(self, mod, name, depth=0):
+        if depth > 40:
+            raise Reject("too_deep")
+        if name in PLACE_NAMES:
+            raise Reject("module_globals")
+        entry = mod.defs.get(name)
+        if entry is None:
+            if name in BUILTINS:
+                return
+            raise Reject("unresolved_name")
+        st, kind = entry
+        if kind == "async":
+            raise Reject("async")
+        if isinstance(kind, tuple):
+            self.need_import(mod, name, st, kind, depth)
+            return
+        self.bind(name, mod, st)
+        key = (mod.path, id(st))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        if isinstance(st, (ast.FunctionDef, ast.ClassDef)) and st.decorator_list:
+            for d in st.decorator_list:
+                for n in free_names(d) or ():
+                    self.need(mod, n, depth + 1)
+        names = free_names(st)
+        if names is None:
+            raise Reject("global_statement")
+        for n in sorted(names):
+            if n != name:
+                self.need(mod, n, depth + 1)
+        self.lines += st.end_lineno - st.lineno + 1
+        if self.lines > self.max_lines:
+            # Stop early: in large packages a closure can pull in half the package.
+            raise Reject("code_too_long")
+        self.emitted.append((mod, st))
+
+    def need_import(self, mod, name, st, kind, depth):
+        how, alias = kind
+        if how == "import":
+            top = alias.name.split(".")[0]
+            if top not in self.allow:
+                raise Reject("import_outside_allow_list")
+            line = "import %s%s\n" % (alias.name, " as " + alias.asname if alias.asname else "")
+            self.bind(name, mod, st)
+            if line not in self.imports:
+                self.imports.append(line)
+            return
+        target = resolve_from(mod, st)
+        top = target.split(".")[0]
+        if top in self.allow:
+            line = "from %s import %s%s\n" % (target, alias.name, " as " + alias.asname if alias.asname else "")
+            self.bind(name, mod, st)
+            if line not in self.imports:
+                self.imports.append(line)
+            return
+        other = self.corpus.get(target)
+        if other is None:
+            raise Reject("import_outside_allow_list")
+        if alias.asname and alias.asname != alias.name:
+            raise Reject("renamed_import")
+        self.need(other, alias.name, depth + 1)
+
+    def code(self):
+        parts = list(self.imports)
+        if parts:
+            parts.append("\n")
+        for mod, st in self.emitted:
+            parts.append(mod.segment(st))
+            parts.append("\n")
+        return "".join(parts).rstrip("\n") + "\n"
+
+
+class Reject(Exception):
+    pass
+
+
+def literal_or_none(node):
+    try:
+        return ast.literal_eval(node)
+    except Exception:
+        return None
+
+
+def literal_repr(node):
+    """repr of a literal expression, or None."""
+    try:
+        v = ast.literal_eval(node)
+    except Exception:
+        return None
+    r = repr(v)
+    return r if len(r) <= 200 else None
+
+
+def param_hints(fn):
+    """Per positional parameter: its annotation, default and the types its uses suggest."""
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    params = []
+    for a, d in zip(positional, defaults):
+        params.append({
+            "name": a.arg,
+            "annotation": ast.unparse(a.annotation) if a.annotation is not None else None,
+            "default": literal_repr(d) if d is not None else None,
+            "has_default": d is not None,
+            "uses": set(),
+            "values": set(),
+        })
+    by_name = {p["name"]: p for p in params}
+
+    def mark(node, use):
+        if isinstance(node, ast.Name) and node.id in by_name:
+            by_name[node.id]["uses"].add(use)
+
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in by_name:
+            for ty, methods in METHOD_TYPES.items():
+                if n.attr in methods:
+                    mark(n.value, ty)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            f = n.func.id
+            for arg in n.args:
+                if f in ("range", "chr", "bin", "hex", "oct"):
+                    mark(arg, "int")
+                elif f in ("len", "sorted", "reversed", "enumerate", "sum", "max", "min", "list", "set", "tuple", "zip", "any", "all"):
+                    mark(arg, "seq")
+                elif f in ("ord",):
+                    mark(arg, "char")
+                elif f == "float":
+                    mark(arg, "num")
+            if f == "isinstance" and len(n.args) == 2 and isinstance(n.args[0], ast.Name):
+                tys = n.args[1].elts if isinstance(n.args[1], ast.Tuple) else [n.args[1]]
+                for t in tys:
+                    if isinstance(t, ast.Name):
+                        mark(n.args[0], "is:" + t.id)
+        elif isinstance(n, ast.BinOp):
+            for side, other in ((n.left, n.right), (n.right, n.left)):
+                if isinstance(other, ast.Constant) and isinstance(other.value, (int, float)) and not isinstance(other.value, bool):
+                    mark(side, "num")
+                elif isinstance(other, ast.Constant) and isinstance(other.value, str):
+                    mark(side, "str")
+        elif isinstance(n, ast.Compare):
+            items = [n.left] + list(n.comparators)
+            for x in items:
+                if isinstance(x, ast.Name) and x.id in by_name:
+                    for y in items:
+                        v = literal_repr(y) if y is not x else None
+                        if v is not None:
+                            by_name[x.id]["values"].add(v)
+                            lit = literal_or_none(y)
+                            if isinstance(lit, (tuple, list, set, frozenset)) and any(isinstance(op, (ast.In, ast.NotIn)) for op in n.ops):
+                                for e in lit:
+                                    if len(repr(e)) <= 60:
+                                        by_name[x.id]["values"].add(repr(e))
+        elif isinstance(n, ast.Subscript):
+            mark(n.value, "seq")
+            if isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+                mark(n.value, "dict")
+        elif isinstance(n, (ast.For, ast.comprehension)):
+            mark(n.iter, "seq")
+    for p in params:
+        p["uses"] = sorted(p["uses"])
+        p["values"] = sorted(p["values"])[:12]
+    return params
+
+
+def body_literals(fn):
+    strs, nums = set(), set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Constant):
+            if isinstance(n.value, str) and 0 < len(n.value) <= 24 and "\n" not in n.value:
+                strs.add(n.value)
+            elif isinstance(n.value, int) and not isinstance(n.value, bool) and -1000 <= n.value <= 1000:
+                nums.add(n.value)
+    return sorted(strs)[:24], sorted(nums)[:24]
+
+
+def call_args_source(mod_source, call):
+    """`a, b` of a call whose arguments are all literals (positional only), else None."""
+    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
+        return None
+    parts = []
+    for a in call.args:
+        if literal_or_none(a) is None and not (isinstance(a, ast.Constant) and a.value is None):
+            return None
+        seg = ast.get_source_segment(mod_source, a)
+        if seg is None or "\n" in seg or len(seg) > 200:
+            return None
+        parts.append(seg)
+    return ", ".join(parts)
+
+
+def doctest_calls(fn, name):
+    doc = ast.get_docstring(fn)
+    if not doc or ">>>" not in doc:
+        return []
+    out = []
+    try:
+        examples = doctest.DocTestParser().get_examples(doc)
+    except Exception:
+        return []
+    for ex in examples:
+        try:
+            tree = ast.parse(ex.source.strip(), mode="eval")
+        except SyntaxError:
+            continue
+        call = tree.body
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == name:
+            args = call_args_source(ex.source.strip(), call)
+            if args is not None:
+                out.append(args)
+    return out
+
+
+def collect_callsites(modules, names_by_module):
+    """Literal-argument calls of corpus functions anywhere in the files: `mod.f(1, 'a')` where
+    `mod` is imported, or `f(...)` after `from mod import f` (or inside mod itself)."""
+    sites = {}
+    for mod in modules:
+        aliases = {}  # local name -> (module, function) for from-imports; or module alias -> module
+        mod_aliases = {}
+        for st in ast.walk(mod.tree):
+            if isinstance(st, ast.ImportFrom):
+                target = resolve_from(mod, st)
+                for a in st.names:
+                    aliases[a.asname or a.name] = (target, a.name)
+            elif isinstance(st, ast.Import):
+                for a in st.names:
+                    mod_aliases[a.asname or a.name] = a.name
+        own = names_by_module.get(mod.module, set())
+        for n in ast.walk(mod.tree):
+            if not isinstance(n, ast.Call):
+                continue
+            key = None
+            if isinstance(n.func, ast.Name):
+                if n.func.id in aliases:
+                    key = "%s:%s" % aliases[n.func.id]
+                elif n.func.id in own:
+                    key = "%s:%s" % (mod.module, n.func.id)
+            elif isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id in mod_aliases:
+                key = "%s:%s" % (mod_aliases[n.func.value.id], n.func.attr)
+            if key is None:
+                continue
+            args = call_args_source(mod.source, n)
+            if args is not None:
+                lst = sites.setdefault(key, [])
+                if args not in lst and len(lst) < 16:
+                    lst.append(args)
+    return sites
+
+
+def load(entry, counts):
+    try:
+        with open(entry["path"], "rb") as fh:
+            raw = fh.read()
+        source = raw.decode("utf-8")
+        tree = ast.parse(source)
+    except (UnicodeDecodeError, SyntaxError, ValueError, OSError, RecursionError):
+        counts["unparseable_file"] = counts.get("unparseable_file", 0) + 1
+        return None
+    return Module(entry["path"], entry["module"], entry.get("origin"), source, tree)
+
+
+def main():
+    req = json.load(sys.stdin)
+    allow = set(req["allow_imports"])
+    max_fn = req.get("max_function_lines", 40)
+    max_code = req.get("max_code_lines", 80)
+    counts = {}
+    modules = [m for m in (load(e, counts) for e in req["files"]) if m is not None]
+    corpus = {m.module: m for m in modules}
+    extra = [m for m in (load(e, counts) for e in req.get("callsite_files", [])) if m is not None]
+    names_by_module = {m.module: {st.name for st in m.tree.body if isinstance(st, ast.FunctionDef)} for m in modules}
+    sites = collect_callsites(modules + extra, names_by_module)
+    out = sys.stdout
+    functions = 0
+
+    def reject(reason):
+        counts[reason] = counts.get(reason, 0) + 1
+
+    for mod in modules:
+        for st in mod.tree.body:
+            if not isinstance(st, ast.FunctionDef):
+                continue
+            functions += 1
+            name = st.name
+            if name.startswith("__"):
+                reject("dunder")
+                continue
+            if st.decorator_list:
+                reject("decorated")
+                continue
+            if is_generator(st):
+                reject("generator_function")
+                continue
+            params = param_hints(st)
+            required = [p for p in params if not p["has_default"]]
+            if not params or st.args.kwonlyargs and any(d is None for d in st.args.kw_defaults):
+                reject("no_positional_parameters" if not params else "required_keyword_only")
+                continue
+            if st.end_lineno - st.lineno + 1 > max_fn:
+                reject("function_too_long")
+                continue
+            closure = Closure(corpus, allow, max_code)
+            try:
+                closure.need(mod, name)
+            except Reject as r:
+                reject(str(r))
+                continue
+            except RecursionError:
+                reject("too_deep")
+                continue
+            code = closure.code()
+            if code.count("\n") > max_code:
+                reject("code_too_long")
+                continue
+            strs, nums = body_literals(st)
+            record = {
+                "kind": "function",
+                "module": mod.module,
+                "path": mod.path,
+                "origin": mod.origin,
+                "function": name,
+                "line": st.lineno,
+                "code": code,
+                "params": params,
+                "required": len(required),
+                "doctests": doctest_calls(st, name)[:8],
+                "callsites": sites.get("%s:%s" % (mod.module, name), [])[:8],
+                "strings": strs,
+                "ints": nums,
+            }
+            out.write(json.dumps(record) + "\n")
+            reject("extracted")
+    out.write(json.dumps({"kind": "summary", "modules": len(modules), "functions": functions, "counts": counts}) + "\n")
+
+
+if __name__ == "__main__":
+    sys.setrecursionlimit(10000)
+    main()

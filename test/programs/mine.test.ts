@@ -1,0 +1,128 @@
+import * as path from 'path';
+import { mineFunctions, type MinedRecord, type MineOptions } from '../../src/programs/mine';
+import { directoryFiles, readDistMetadata } from '../../src/programs/mine_corpus';
+import { candidateInputs, kindOfAnnotation } from '../../src/programs/mine_inputs';
+import { Rng } from '../../src/util/rng';
+import { rawTracer } from '../../src/trace/tracers';
+
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'mine');
+
+function options(): MineOptions {
+  return {
+    files: directoryFiles(FIXTURE, { package: 'pkg', version: '1.0', license: 'MIT' }),
+    tracer: rawTracer().trace,
+    seed: 0,
+    candidates: 8,
+    perFunction: 4,
+    minPerFunction: 2,
+    minLines: 3,
+    maxFunctionLines: 40,
+    maxCodeLines: 80,
+    maxEvents: 1000,
+  };
+}
+
+async function mineFixture() {
+  const records: MinedRecord[] = [];
+  const summary = await mineFunctions(options(), (r) => records.push(r));
+  return { records, summary };
+}
+
+describe('programs mine', () => {
+  let mined: Awaited<ReturnType<typeof mineFixture>>;
+  beforeAll(async () => {
+    mined = await mineFixture();
+  }, 120000);
+
+  const byFunction = (name: string) => mined.records.filter((r) => r.source.function === name);
+
+  it('keeps functions with several distinct calls and their provenance', () => {
+    const vowels = byFunction('count_vowels');
+    expect(vowels.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(vowels.map((r) => r.input)).size).toBe(vowels.length);
+    // The doctest's call is tried first, verbatim.
+    expect(vowels.map((r) => r.input)).toContain("'banana'");
+    expect(vowels[0].source).toEqual({ package: 'pkg', version: '1.0', license: 'MIT', file: 'pkg/text.py', module: 'pkg.text', function: 'count_vowels', line: 9 });
+    expect(vowels[0].entry).toBe('count_vowels');
+  });
+
+  it('brings the module-level definitions a function references, across modules', () => {
+    const squash = byFunction('squash');
+    expect(squash.length).toBeGreaterThanOrEqual(2);
+    const code = squash[0].code;
+    expect(code).toMatch(/^import re\n/);
+    expect(code).toContain("_WS = re.compile(r'\\s+')");
+    expect(code).toContain('def clamp(x, lo, hi):');
+    expect(code).not.toContain('VOWELS'); // not referenced by squash
+    expect(code).not.toContain('Small string helpers'); // docstrings are dropped
+    expect(byFunction('count_vowels')[0].code).not.toContain('>>>');
+  });
+
+  it('uses literal call sites from test files as inputs, and never mines the tests', () => {
+    expect(byFunction('total_positive').map((r) => r.input)).toContain('[3, -1, 4]');
+    expect(mined.records.some((r) => r.source.file.includes('tests/'))).toBe(false);
+  });
+
+  it('drops files, imports outside the allow-list, generators and one-line bodies, and counts why', () => {
+    for (const name of ['reads_a_file', 'uses_os', '_gen', 'shout']) expect(byFunction(name)).toEqual([]);
+    expect(mined.summary.extraction.generator_function).toBe(1);
+    expect(mined.summary.callRejections.nondeterministic_builtin).toBeGreaterThan(0);
+    expect(mined.summary.callRejections.forbidden_import).toBeGreaterThan(0);
+    expect(mined.summary.callRejections.too_few_lines).toBeGreaterThan(0);
+    expect(mined.summary.functionsKept).toBe(new Set(mined.records.map((r) => r.source.function)).size);
+    expect(mined.summary.perPackage).toEqual({ pkg: mined.summary.functionsKept });
+  });
+
+  it('gives the same records for the same seed, and other inputs for another', async () => {
+    const again = await mineFixture();
+    expect(JSON.stringify(again.records)).toBe(JSON.stringify(mined.records));
+    const other: MinedRecord[] = [];
+    await mineFunctions({ ...options(), seed: 1 }, (r) => other.push(r));
+    expect(other.map((r) => r.input)).not.toEqual(mined.records.map((r) => r.input));
+  }, 120000);
+
+  it('drops functions whose code is in the evaluation set', async () => {
+    const { programKeys } = await import('../../src/programs/splits');
+    const vowels = byFunction('count_vowels')[0];
+    const [key] = await programKeys([{ code: vowels.code }]);
+    const kept: MinedRecord[] = [];
+    const summary = await mineFunctions({ ...options(), against: new Set([key]) }, (r) => kept.push(r));
+    expect(kept.some((r) => r.source.function === 'count_vowels')).toBe(false);
+    expect(summary.functionRejections.contaminated).toBe(1);
+  }, 120000);
+});
+
+describe('mining inputs and metadata', () => {
+  it('reads annotations as value kinds', () => {
+    expect(kindOfAnnotation('int')).toBe('int');
+    expect(kindOfAnnotation('Optional[str]')).toBe('str');
+    expect(kindOfAnnotation('list[str]')).toBe('list_str');
+    expect(kindOfAnnotation('Sequence[int]')).toBe('list_int');
+    expect(kindOfAnnotation('Dict[str, int]')).toBe('dict');
+    expect(kindOfAnnotation('Widget')).toBeUndefined();
+  });
+
+  it('draws strings for a parameter used as a string, ints for one passed to range', () => {
+    const hints = {
+      params: [
+        { name: 's', annotation: null, default: null, has_default: false, uses: ['str'], values: [] },
+        { name: 'n', annotation: null, default: null, has_default: false, uses: ['int'], values: [] },
+      ],
+      required: 2,
+      doctests: [],
+      callsites: [],
+      strings: [],
+      ints: [],
+    };
+    const calls = candidateInputs(hints, 20, Rng.from(0, 'test'));
+    expect(calls.length).toBe(20);
+    const typed = calls.filter((c) => /^(['"]).*\1, -?\d+$/.test(c));
+    expect(typed.length).toBeGreaterThan(10);
+  });
+
+  it('reads a distribution METADATA header', () => {
+    const meta = readDistMetadata('Metadata-Version: 2.1\nName: toolz\nVersion: 1.1.0\nLicense: BSD\nClassifier: License :: OSI Approved :: BSD License\n\nLong description\nLicense: not this');
+    expect(meta).toEqual({ name: 'toolz', version: '1.1.0', license: 'BSD' });
+    expect(readDistMetadata('Name: x\nVersion: 2\nClassifier: License :: OSI Approved :: MIT License\n').license).toBe('MIT License');
+  });
+});
