@@ -12,7 +12,7 @@ import { assetPath } from '../src/util/paths';
 import { median } from '../src/util/stats';
 
 /**
- * `npm run bench -- step-profile [--shape=quickstart] [--steps=4] [--backend=tensorflow] [--by-shape]`:
+ * `npm run bench -- step-profile [--shape=quickstart] [--steps=4] [--batch=B] [--backend=tensorflow] [--by-shape]`:
  * where a train step's time goes on the native backend. Every TensorFlow eager op goes through
  * the addon's `executeOp` (synchronous on CPU), so wrapping it gives each op's wall time; the
  * rest of the step (JS: tfjs engine bookkeeping, tape, host loops, tensor uploads) is the
@@ -74,7 +74,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   try {
     const seqLen = loadModelConfig(assetPath(shape.config)).max_seq_len;
     const data = await benchCorpus(path.join(tmp, 'data'), assetPath(shape.tokenizer), seqLen);
-    const runCfg = loadRunConfig(assetPath(shape.config), [`data.datasets=${JSON.stringify([data])}`, 'train.micro_batch_size=8', 'train.grad_accum=1']);
+    // The shape's own micro-batch by default, as `bench -- model` runs it: per-op costs weigh
+    // more at small batches, so a profile at another batch can point at the wrong op.
+    const batch = flagValue(args, 'batch');
+    const runCfg = loadRunConfig(assetPath(shape.config), [`data.datasets=${JSON.stringify([data])}`, ...(batch ? [`train.micro_batch_size=${Number(batch)}`] : []), 'train.grad_accum=1']);
     const training = productTraining(runCfg, warmup + steps);
     const stats = new Map<string, OpStat>();
     const times: number[] = [];
@@ -94,6 +97,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     return {
       backend: info.detail,
       shape: shapeName,
+      micro_batch: runCfg.config.train.micro_batch_size,
       steps,
       load_average: os.loadavg().map((x) => +x.toFixed(2)),
       median_step_ms: +median(times).toFixed(1),

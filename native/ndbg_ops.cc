@@ -2,7 +2,7 @@
 //
 // tfjs-node runs one TensorFlow eager op per tfjs kernel, and each op is a full pass over its
 // tensors plus ~50 µs of fixed cost. These ops do in one pass what the tfjs path does in 3–13:
-// RMSNorm, SwiGLU, RoPE, causal attention (products, masked softmax and layout in cache-sized
+// RMSNorm, SwiGLU, RoPE, the q/k/v head split with RoPE, causal attention (products, masked softmax and layout in cache-sized
 // tiles), the output head's cross-entropy with its gradient, the document-mask bias, AdamW over a
 // list of parameters and Σx². Part of the backend stage (src/backend/): fused_ops.ts calls the ops
 // by name (NdbgRmsNorm, ...) through the addon's executeOp and loads the library; fused_build.ts
@@ -15,6 +15,7 @@
 // Every kernel splits its rows over the device's intra-op thread pool (Shard); Eigen array maps
 // give vectorised exp/sqrt on the rows.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -214,6 +215,88 @@ class RopeOp : public OpKernel {
   bool inverse_;
 };
 REGISTER_KERNEL_BUILDER(Name("NdbgRope").Device(tensorflow::DEVICE_CPU), RopeOp);
+
+// ---------------------------------------------------------------------------------------------
+// The q/k/v product's output y [B·T, (H + 2·Hkv)·hd] (columns: the H query heads, the Hkv key
+// heads, the Hkv value heads) as heads [B, H + 2·Hkv, T, hd] in the same order, with RoPE (as
+// NdbgRope, the same arithmetic) on the query and key heads. One pass instead of a reshape, a
+// transpose, a split and a rope (and their gradients). NdbgQkvHeadsGrad is the transpose: the
+// heads' gradient back into y's layout, with the inverse rotation on the query and key heads.
+REGISTER_OP("NdbgQkvHeads").Input("y: float").Input("cos: float").Input("sin: float").Output("heads: float").Attr("n_heads: int >= 1").Attr("n_kv_heads: int >= 1");
+REGISTER_OP("NdbgQkvHeadsGrad").Input("dheads: float").Input("cos: float").Input("sin: float").Output("dy: float").Attr("n_heads: int >= 1").Attr("n_kv_heads: int >= 1");
+
+namespace {
+
+/** Rotates one head row of hd values (sign −1: the inverse rotation), or copies it. */
+inline void RopeRow(const float* src, float* dst, const float* c, const float* s, int64_t hd, bool rope, float sign) {
+  if (!rope) {
+    std::copy(src, src + hd, dst);
+    return;
+  }
+  const int64_t h = hd / 2;
+  CArr x1(src, h), x2(src + h, h);
+  Arr(dst, h) = x1 * CArr(c, h) - sign * x2 * CArr(s, h);
+  Arr(dst + h, h) = x2 * CArr(c + h, h) + sign * x1 * CArr(s + h, h);
+}
+
+/** The shared shape checks and the row mapping of both directions (toHeads: y → heads). */
+class QkvHeadsBase : public OpKernel {
+ public:
+  explicit QkvHeadsBase(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("n_heads", &H_));
+    OP_REQUIRES_OK(c, c->GetAttr("n_kv_heads", &Hkv_));
+  }
+
+ protected:
+  void Map(OpKernelContext* ctx, bool toHeads) {
+    const Tensor &in = ctx->input(0), &cs = ctx->input(1), &sn = ctx->input(2);
+    const int64_t H = H_, Hkv = Hkv_, blocks = H + 2 * Hkv;
+    OP_REQUIRES(ctx, cs.dims() == 2 && sn.shape() == cs.shape() && cs.dim_size(0) > 0 && cs.dim_size(1) % 2 == 0,
+                tensorflow::errors::InvalidArgument("NdbgQkvHeads: cos/sin must be [T, hd] with an even hd"));
+    const int64_t T = cs.dim_size(0), hd = cs.dim_size(1), C = blocks * hd;
+    if (toHeads) {
+      OP_REQUIRES(ctx, in.dims() == 2 && in.dim_size(1) == C && in.dim_size(0) % T == 0,
+                  tensorflow::errors::InvalidArgument("NdbgQkvHeads: y must be [B·T, (H + 2·Hkv)·hd]"));
+    } else {
+      OP_REQUIRES(ctx, in.dims() == 4 && in.dim_size(1) == blocks && in.dim_size(2) == T && in.dim_size(3) == hd,
+                  tensorflow::errors::InvalidArgument("NdbgQkvHeadsGrad: dheads must be [B, H + 2·Hkv, T, hd]"));
+    }
+    const int64_t B = toHeads ? in.dim_size(0) / T : in.dim_size(0);
+    float* out = Output(ctx, 0, toHeads ? TensorShape({B, blocks, T, hd}) : TensorShape({B * T, C}));
+    if (!out) return;
+    const float *ip = in.flat<float>().data(), *cp = cs.flat<float>().data(), *sp = sn.flat<float>().data();
+    Parallel(ctx, B * blocks, 6 * T * hd, [&](int64_t b0, int64_t e0) {
+      for (int64_t u = b0; u < e0; u++) {
+        const int64_t b = u / blocks, j = u % blocks;
+        const bool rope = j < H + Hkv;
+        for (int64_t t = 0; t < T; t++) {
+          const int64_t yrow = (b * T + t) * C + j * hd, hrow = (u * T + t) * hd;
+          if (toHeads) RopeRow(ip + yrow, out + hrow, cp + t * hd, sp + t * hd, hd, rope, 1.0f);
+          else RopeRow(ip + hrow, out + yrow, cp + t * hd, sp + t * hd, hd, rope, -1.0f);
+        }
+      }
+    });
+  }
+
+ private:
+  int H_, Hkv_;
+};
+
+}  // namespace
+
+class QkvHeadsOp : public QkvHeadsBase {
+ public:
+  using QkvHeadsBase::QkvHeadsBase;
+  void Compute(OpKernelContext* ctx) override { Map(ctx, true); }
+};
+REGISTER_KERNEL_BUILDER(Name("NdbgQkvHeads").Device(tensorflow::DEVICE_CPU), QkvHeadsOp);
+
+class QkvHeadsGradOp : public QkvHeadsBase {
+ public:
+  using QkvHeadsBase::QkvHeadsBase;
+  void Compute(OpKernelContext* ctx) override { Map(ctx, false); }
+};
+REGISTER_KERNEL_BUILDER(Name("NdbgQkvHeadsGrad").Device(tensorflow::DEVICE_CPU), QkvHeadsGradOp);
 
 // ---------------------------------------------------------------------------------------------
 // The output head's weighted cross-entropy from logits [N, V], targets [N] and per-row scales

@@ -37,9 +37,29 @@ function qkv(F: FusedOps | undefined, x: tf.Tensor2D, w: AttentionWeights, s: He
   const n1 = rmsNorm(F, x, undefined, eps) as tf.Tensor2D;
   const wq = tf.mul(w.q, 1 / Math.sqrt(s.hd));
   const wqkv = tf.mul(tf.concat([wq, w.k, w.v], 1), column(w.norm));
-  const heads = tf.transpose(tf.reshape(tf.matMul(n1, wqkv), [s.B, s.T, s.H + 2 * s.Hkv, s.hd]), [0, 2, 1, 3]) as tf.Tensor4D;
+  const y = tf.matMul(n1, wqkv) as tf.Tensor2D;
+  if (F) return qkvHeads(F, y, rope, s);
+  const heads = tf.transpose(tf.reshape(y, [s.B, s.T, s.H + 2 * s.Hkv, s.hd]), [0, 2, 1, 3]) as tf.Tensor4D;
   const [qk, v] = tf.split(heads, [s.H + s.Hkv, s.Hkv], 1) as [tf.Tensor4D, tf.Tensor4D];
   const [q, k] = tf.split(applyRope(F, qk, rope), [s.H, s.Hkv], 1) as [tf.Tensor4D, tf.Tensor4D];
+  return { q, k, v };
+}
+
+/**
+ * The head layout and RoPE of qkv as one native op each way, then one split: the reshape,
+ * transpose, two splits and rope forward and their gradients backward (two concats, the inverse
+ * rope, a transpose) were ~8% of a quickstart step, mostly passes over memory
+ * (bench/results/step-profile.json). Same arithmetic, so the same bits as the unfused form.
+ */
+function qkvHeads(F: FusedOps, y: tf.Tensor2D, { cos, sin }: RopeTables, s: Heads): { q: tf.Tensor4D; k: tf.Tensor4D; v: tf.Tensor4D } {
+  const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    (args[1] as tf.GradSaveFunc)([cos, sin]);
+    return {
+      value: F.qkvHeads(args[0] as tf.Tensor, cos, sin, s.H, s.Hkv),
+      gradFunc: (dy: tf.Tensor, [sc, ss]: tf.Tensor[]) => F.qkvHeadsGrad(dy, sc, ss, s.H, s.Hkv),
+    };
+  });
+  const [q, k, v] = tf.split(f(y) as tf.Tensor4D, [s.H, s.Hkv, s.Hkv], 1) as [tf.Tensor4D, tf.Tensor4D, tf.Tensor4D];
   return { q, k, v };
 }
 

@@ -21,6 +21,13 @@ export interface FusedOps {
   swigluGrad(dy: tf.Tensor, g: tf.Tensor, u: tf.Tensor): [tf.Tensor, tf.Tensor];
   /** x·cos + rotate_half(x)·sin for x [.., T, hd], cos/sin [T, hd]; inverse applies the transpose (the gradient). */
   rope(x: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor, inverse: boolean): tf.Tensor;
+  /**
+   * The q/k/v product y [B·T, (H + 2·Hkv)·hd] as heads [B, H + 2·Hkv, T, hd] (query, key, value
+   * heads in y's column order), RoPE applied to the query and key heads (cos/sin [T, hd]).
+   */
+  qkvHeads(y: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor, heads: number, kvHeads: number): tf.Tensor4D;
+  /** The gradient of qkvHeads: dy [B·T, (H + 2·Hkv)·hd] from the heads' gradient. */
+  qkvHeadsGrad(dheads: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor, heads: number, kvHeads: number): tf.Tensor2D;
   /** [Σ scale·CE, (softmax − onehot(targets))·scale] for logits [N, V], targets (int32) and scale [N]. */
   softmaxXent(logits: tf.Tensor2D, targets: tf.Tensor1D, scale: tf.Tensor1D): [tf.Scalar, tf.Tensor2D];
   /** Causal attention: q [B, H, T, hd], k/v [B, Hkv, S, hd], bias [1|B, 1, g·T, S] → [out [B·T, H·hd], P [B, Hkv, g·T, S]]. */
@@ -91,12 +98,18 @@ function makeOps(backend: NodeBackend): FusedOps {
   const run = (op: string, inputs: tf.Tensor[], numOutputs: number, attrs: unknown[] = []): tf.Tensor[] =>
     backend.binding.executeOp(op, attrs, backend.getInputTensorIds(inputs), numOutputs).map((m) => backend.createOutputTensor(m));
   const one = (op: string, inputs: tf.Tensor[], attrs: unknown[] = []) => run(op, inputs, 1, attrs)[0];
+  const headAttrs = (heads: number, kvHeads: number) => [
+    { name: 'n_heads', type: bind.TF_ATTR_INT, value: heads },
+    { name: 'n_kv_heads', type: bind.TF_ATTR_INT, value: kvHeads },
+  ];
   return {
     rmsNorm: (x, eps) => run('NdbgRmsNorm', [x], 2, [{ name: 'eps', type: bind.TF_ATTR_FLOAT, value: eps }]) as [tf.Tensor, tf.Tensor],
     rmsNormGrad: (g, xhat, r) => one('NdbgRmsNormGrad', [g, xhat, r]),
     swiglu: (g, u) => one('NdbgSwiglu', [g, u]),
     swigluGrad: (dy, g, u) => run('NdbgSwigluGrad', [dy, g, u], 2) as [tf.Tensor, tf.Tensor],
     rope: (x, cos, sin, inverse) => one('NdbgRope', [x, cos, sin], [{ name: 'inverse', type: bind.TF_ATTR_BOOL, value: inverse }]),
+    qkvHeads: (y, cos, sin, heads, kvHeads) => one('NdbgQkvHeads', [y, cos, sin], headAttrs(heads, kvHeads)) as tf.Tensor4D,
+    qkvHeadsGrad: (dheads, cos, sin, heads, kvHeads) => one('NdbgQkvHeadsGrad', [dheads, cos, sin], headAttrs(heads, kvHeads)) as tf.Tensor2D,
     softmaxXent: (logits, targets, scale) => run('NdbgSoftmaxXent', [logits, targets, scale], 2) as [tf.Scalar, tf.Tensor2D],
     attention: (q, k, v, bias) => run('NdbgAttention', [q, k, v, bias], 2) as [tf.Tensor2D, tf.Tensor],
     attentionGrad: (dout, q, k, v, p) => run('NdbgAttentionGrad', [dout, q, k, v, p], 3) as [tf.Tensor, tf.Tensor, tf.Tensor],

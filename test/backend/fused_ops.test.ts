@@ -98,6 +98,36 @@ const TOL = 2e-6;
     });
   });
 
+  it('the q/k/v head layout with RoPE equals reshape, transpose and rope bit for bit, and so does its gradient', () => {
+    tf.tidy(() => {
+      // GQA (H 4, Hkv 2), two batch rows; the gradient is the transpose of the map.
+      const [B, T, H, Hkv, hd] = [2, 9, 4, 2, 8];
+      const blocks = H + 2 * Hkv;
+      const y = rand([B * T, blocks * hd]);
+      const dheads = rand([B, blocks, T, hd]);
+      const angles = rand([T, hd / 2]);
+      const half = tf.concat([angles, angles], 1);
+      const [cos, sin] = [tf.cos(half), tf.sin(half)];
+      const toHeads = (t: tf.Tensor) => tf.transpose(tf.reshape(t, [B, T, blocks, hd]), [0, 2, 1, 3]);
+      const unfused = (yi: tf.Tensor) => {
+        const [qk, v] = tf.split(toHeads(yi), [H + Hkv, Hkv], 1);
+        return tf.concat([F.rope(qk, cos, sin, false), v], 1);
+      };
+      const heads = F.qkvHeads(y, cos, sin, H, Hkv);
+      expect(heads.shape).toEqual([B, blocks, T, hd]);
+      expect(Array.from(heads.dataSync())).toEqual(Array.from(unfused(y).dataSync()));
+      const [dqk, dv] = tf.split(dheads, [H + Hkv, Hkv], 1);
+      const back = tf.reshape(tf.transpose(tf.concat([F.rope(dqk, cos, sin, true), dv], 1), [0, 2, 1, 3]), [B * T, blocks * hd]);
+      const dy = F.qkvHeadsGrad(dheads, cos, sin, H, Hkv);
+      expect(Array.from(dy.dataSync())).toEqual(Array.from(back.dataSync()));
+      // The rotation really is applied (q/k heads differ from the plain layout; v heads do not).
+      const plain = toHeads(y);
+      expect(maxRelDiff(tf.slice(heads, [0, 0, 1, 0], [B, H + Hkv, T - 1, hd]), tf.slice(plain, [0, 0, 1, 0], [B, H + Hkv, T - 1, hd]))).toBeGreaterThan(1e-3);
+      expect(maxRelDiff(tf.slice(heads, [0, H + Hkv, 0, 0], [B, Hkv, T, hd]), tf.slice(plain, [0, H + Hkv, 0, 0], [B, Hkv, T, hd]))).toBe(0);
+      expect(() => F.qkvHeads(tf.slice(y, [0, 0], [B * T, blocks * hd - 2]), cos, sin, H, Hkv)).toThrow(/NdbgQkvHeads/);
+    });
+  });
+
   it('causal attention forward and backward (GQA, a per-batch bias, a KV-cache offset)', () => {
     tf.tidy(() => {
       // g = 2 query heads per kv head; T = 70 > one row tile of the kernel; S − T = 5 cached keys.
