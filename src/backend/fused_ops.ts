@@ -19,6 +19,10 @@ export interface FusedOps {
   swiglu(g: tf.Tensor, u: tf.Tensor): tf.Tensor;
   /** [dg, du] of silu(g)·u. */
   swigluGrad(dy: tf.Tensor, g: tf.Tensor, u: tf.Tensor): [tf.Tensor, tf.Tensor];
+  /** silu(g)·u for gu [N, 2f] = [g | u] (the product of the concatenated gate and up weights) → [N, f]. */
+  swigluPacked(gu: tf.Tensor2D): tf.Tensor2D;
+  /** The gradient of swigluPacked, [dg | du] as one [N, 2f]. */
+  swigluPackedGrad(dy: tf.Tensor, gu: tf.Tensor): tf.Tensor2D;
   /** x·cos + rotate_half(x)·sin for x [.., T, hd], cos/sin [T, hd]; inverse applies the transpose (the gradient). */
   rope(x: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor, inverse: boolean): tf.Tensor;
   /**
@@ -107,6 +111,8 @@ function makeOps(backend: NodeBackend): FusedOps {
     rmsNormGrad: (g, xhat, r) => one('NdbgRmsNormGrad', [g, xhat, r]),
     swiglu: (g, u) => one('NdbgSwiglu', [g, u]),
     swigluGrad: (dy, g, u) => run('NdbgSwigluGrad', [dy, g, u], 2) as [tf.Tensor, tf.Tensor],
+    swigluPacked: (gu) => one('NdbgSwigluPacked', [gu]) as tf.Tensor2D,
+    swigluPackedGrad: (dy, gu) => one('NdbgSwigluPackedGrad', [dy, gu]) as tf.Tensor2D,
     rope: (x, cos, sin, inverse) => one('NdbgRope', [x, cos, sin], [{ name: 'inverse', type: bind.TF_ATTR_BOOL, value: inverse }]),
     qkvHeads: (y, cos, sin, heads, kvHeads) => one('NdbgQkvHeads', [y, cos, sin], headAttrs(heads, kvHeads)) as tf.Tensor4D,
     qkvHeadsGrad: (dheads, cos, sin, heads, kvHeads) => one('NdbgQkvHeadsGrad', [dheads, cos, sin], headAttrs(heads, kvHeads)) as tf.Tensor2D,
