@@ -1,7 +1,7 @@
 import type { FilterConfig } from './config';
 import type { CodeFacts } from './normalize';
 import { traceFingerprint, traceStats, type TraceStats } from './tracestats';
-import type { ProgramRecord, Tracer } from './types';
+import type { ProgramRecord, ProgramRun, Tracer } from './types';
 
 /**
  * The record filters, in order (the first failing one is the reason):
@@ -20,6 +20,8 @@ export interface RecordOutcome {
   ok: boolean;
   reason?: string;
   stats?: TraceStats;
+  /** The first run, when `filterRecords` was asked to keep runs (`keepRuns`); passing records only. */
+  run?: ProgramRun;
 }
 
 /**
@@ -58,6 +60,7 @@ export async function filterRecords(
   tracer: Tracer,
   cfg: FilterConfig,
   plannedErrors?: (i: number) => string[],
+  opts: { keepRuns?: boolean } = {},
 ): Promise<RecordOutcome[]> {
   const out: RecordOutcome[] = records.map((r, i) => {
     const reason = staticReason(r.code, facts[i], cfg);
@@ -76,20 +79,34 @@ export async function filterRecords(
     if (reason) {
       out[i].ok = false;
       out[i].reason = reason;
-    } else if (cfg.checkDeterminism) fingerprints.set(i, traceFingerprint(rec));
+    } else {
+      if (cfg.checkDeterminism) fingerprints.set(i, traceFingerprint(rec));
+      if (opts.keepRuns) out[i].run = rec;
+    }
   });
 
   if (cfg.checkDeterminism) {
     const second = live();
-    const again = await tracer(second.map((i) => ({ ...records[i], code: records[i].code.replace(/\n*$/, '') + HEAP_PERTURBATION })));
+    const same = await sameTraceAgain(second.map((i) => records[i]), second.map((i) => fingerprints.get(i) ?? ''), tracer);
     second.forEach((i, j) => {
-      if (traceFingerprint(again[j]) !== fingerprints.get(i)) {
+      if (!same[j]) {
         out[i].ok = false;
         out[i].reason = 'nondeterministic';
+        delete out[i].run;
       }
     });
   }
   return out;
+}
+
+/**
+ * The determinism check alone: whether each record, run again with the heap perturbed, gives
+ * the trace whose fingerprint is given (`traceFingerprint` of its first run). For callers that
+ * filter first runs on their own terms and check only the survivors.
+ */
+export async function sameTraceAgain(records: ProgramRecord[], fingerprints: string[], tracer: Tracer): Promise<boolean[]> {
+  const again = await tracer(records.map((r) => ({ ...r, code: r.code.replace(/\n*$/, '') + HEAP_PERTURBATION })));
+  return again.map((run, j) => traceFingerprint(run) === fingerprints[j]);
 }
 
 function dynamicReason(status: string, stats: TraceStats, cfg: FilterConfig, planned?: string[]): string | undefined {

@@ -2,9 +2,9 @@ import { assetPath } from '../util/paths';
 import { runPythonScript } from '../util/python_script';
 import { Rng } from '../util/rng';
 import type { FilterConfig } from './config';
-import { filterRecords } from './filters';
+import { filterRecords, sameTraceAgain } from './filters';
 import type { CorpusFile, Provenance } from './mine_corpus';
-import { candidateInputs, type FunctionHints } from './mine_inputs';
+import { candidateCalls, redrawCalls, type Call, type FunctionHints } from './mine_inputs';
 import { codeFacts } from './normalize';
 import { programKeys } from './splits';
 import { traceFingerprint } from './tracestats';
@@ -36,6 +36,12 @@ export interface MineOptions {
   seed: number;
   /** Calls proposed per function. */
   candidates: number;
+  /**
+   * Calls re-drawn per function at most from drawn calls that failed on their input (a wrong
+   * type: the parameters the message blames, drawn again of the kind it asks for; a KeyError:
+   * the key put into the dict argument), over up to two rounds. 0: none.
+   */
+  redraws?: number;
   /** Kept calls per function at most (distinct traces). */
   perFunction: number;
   /** Functions with fewer distinct traced calls are dropped. */
@@ -62,6 +68,9 @@ export interface MineSummary {
   extraction: Record<string, number>;
   functionsExtracted: number;
   callsTried: number;
+  /** Of callsTried, those re-drawn from a wrong-type failure; and how many of those were kept. */
+  callsRedrawn: number;
+  keptFromRedraws: number;
   callRejections: Record<string, number>;
   functionRejections: Record<string, number>;
   functionsKept: number;
@@ -129,7 +138,8 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     maxChars: 20000,
     maxLines: opts.maxCodeLines + 20,
     allowImports: MINE_ALLOW_IMPORTS,
-    checkDeterminism: true,
+    // Checked below, on the calls that pass the mining filters only (sameTraceAgain).
+    checkDeterminism: false,
     rejectUnplannedErrors: false,
   };
   const out: MineSummary = {
@@ -139,6 +149,8 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     extraction,
     functionsExtracted: functions.length,
     callsTried: 0,
+    callsRedrawn: 0,
+    keptFromRedraws: 0,
     callRejections,
     functionRejections,
     functionsKept: 0,
@@ -147,38 +159,76 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     callsFromCorpus: 0,
   };
   const chunk = 64;
+  const redraws = opts.redraws ?? 0;
   for (let c = 0; c < live.length; c += chunk) {
     const batch = live.slice(c, c + chunk).map((i) => functions[i]);
-    const records: ProgramRecord[] = [];
-    const owner: number[] = [];
-    batch.forEach((f, j) => {
-      // One stream per function: its calls do not depend on which other functions were mined.
-      const rng = Rng.from(opts.seed, 'mine', f.module, f.function);
-      candidateInputs(f, opts.candidates, rng).forEach((input, k) => {
-        records.push({ id: `${f.module}.${f.function}#${k}`, code: f.code, input, entry: f.function });
-        owner.push(j);
-      });
-    });
-    out.callsTried += records.length;
-    const facts = await codeFacts(records.map((r) => r.code));
-    const outcomes = await filterRecords(records, facts, opts.tracer, filter);
-    // The filters keep no runs; trace the survivors once more to read their events.
-    const okIdx = outcomes.map((o, i) => (o.ok ? i : -1)).filter((i) => i >= 0);
-    const runs = await opts.tracer(okIdx.map((i) => records[i]));
+    // One stream per function: its calls do not depend on which other functions were mined.
+    const rngs = batch.map((f) => Rng.from(opts.seed, 'mine', f.module, f.function));
+    const tried = batch.map(() => new Set<string>());
+    const redrawLeft = batch.map(() => redraws);
     const kept: Array<Array<{ rec: ProgramRecord; fp: string }>> = batch.map(() => []);
-    outcomes.forEach((o, i) => {
-      if (!o.ok) bump(callRejections, o.reason ?? 'unknown');
+    let pending: Array<{ f: number; call: Call; redrawn: boolean }> = [];
+    batch.forEach((f, j) => {
+      for (const call of candidateCalls(f, opts.candidates, rngs[j])) {
+        tried[j].add(call.input);
+        pending.push({ f: j, call, redrawn: false });
+      }
     });
-    okIdx.forEach((i, j) => {
-      const run = runs[j];
-      const f = owner[i];
-      if (run.status === 'error' && WRONG_INPUT.test(run.error ?? '')) return bump(callRejections, 'wrong_input_type');
-      if (ownLines(run) < opts.minLines) return bump(callRejections, 'too_few_lines');
-      const fp = traceFingerprint(run);
-      if (kept[f].some((k) => k.fp === fp)) return bump(callRejections, 'duplicate_trace');
-      if (kept[f].length >= opts.perFunction) return bump(callRejections, 'enough_for_function');
-      kept[f].push({ rec: records[i], fp });
-    });
+    for (let round = 0; pending.length; round++) {
+      const records: ProgramRecord[] = pending.map(({ f, call }, i) => ({ id: `${batch[f].module}.${batch[f].function}@${round}.${i}`, code: batch[f].code, input: call.input, entry: batch[f].function }));
+      out.callsTried += records.length;
+      out.callsRedrawn += pending.filter((p) => p.redrawn).length;
+      const facts = await codeFacts(records.map((r) => r.code));
+      const outcomes = await filterRecords(records, facts, opts.tracer, filter, undefined, { keepRuns: true });
+      const failed: Array<{ f: number; args: string[]; error: string }> = [];
+      const tentative: Array<{ i: number; fp: string }> = [];
+      const tentativeOf = (f: number) => tentative.filter((t) => pending[t.i].f === f);
+      outcomes.forEach((o, i) => {
+        const { f, call } = pending[i];
+        if (!o.ok || !o.run) return bump(callRejections, o.reason ?? 'unknown');
+        const run = o.run;
+        // A drawn call that failed on its input (a wrong type, a missing key) is re-drawn.
+        const redraw = () => run.status === 'error' && call.args && failed.push({ f, args: call.args, error: run.error ?? '' });
+        if (run.status === 'error' && WRONG_INPUT.test(run.error ?? '')) {
+          redraw();
+          return bump(callRejections, 'wrong_input_type');
+        }
+        if (ownLines(run) < opts.minLines) {
+          redraw();
+          return bump(callRejections, 'too_few_lines');
+        }
+        const fp = traceFingerprint(run);
+        const mine = tentativeOf(f);
+        if (kept[f].some((k) => k.fp === fp) || mine.some((t) => t.fp === fp)) return bump(callRejections, 'duplicate_trace');
+        if (kept[f].length + mine.length >= opts.perFunction) return bump(callRejections, 'enough_for_function');
+        tentative.push({ i, fp });
+      });
+      // The determinism check (a second run with the heap perturbed) only for the calls that
+      // would be kept: most calls fail the checks above, and their second run was most of the
+      // time. (A call found nondeterministic here still took its function's slot: 3-7 per run.)
+      const same = await sameTraceAgain(tentative.map((t) => records[t.i]), tentative.map((t) => t.fp), opts.tracer);
+      tentative.forEach(({ i, fp }, k) => {
+        const { f, redrawn } = pending[i];
+        if (!same[k]) return bump(callRejections, 'nondeterministic');
+        // Ids number a function's kept calls in the order they were found.
+        kept[f].push({ rec: { ...records[i], id: `${batch[f].module}.${batch[f].function}#${kept[f].length}` }, fp });
+        if (redrawn) out.keptFromRedraws++;
+      });
+      // Functions still short of calls re-draw the blamed arguments of their failed calls.
+      pending = [];
+      if (round >= 2) break;
+      // The first re-draw round spends at most half the budget: its fixes often fail on the
+      // next thing (a dict of the wrong keys), which the second round fixes.
+      const roundLeft = redrawLeft.map((left) => (round === 0 ? Math.min(left, Math.ceil(redraws / 2)) : left));
+      for (const { f, args, error } of failed) {
+        if (kept[f].length >= opts.perFunction || roundLeft[f] <= 0) continue;
+        for (const call of redrawCalls(batch[f], { args, error }, rngs[f], tried[f], roundLeft[f])) {
+          redrawLeft[f]--;
+          roundLeft[f]--;
+          pending.push({ f, call, redrawn: true });
+        }
+      }
+    }
     batch.forEach((f, j) => {
       if (kept[j].length < opts.minPerFunction) return bump(functionRejections, kept[j].length === 0 ? 'no_call_kept' : 'too_few_distinct_calls');
       out.functionsKept++;

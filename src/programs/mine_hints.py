@@ -5,6 +5,7 @@ only, like mine_extract.py, which imports this module."""
 
 import ast
 import doctest
+import re
 
 # Method names that say what type a parameter is (`s.split(...)` -> str).
 METHOD_TYPES = {
@@ -44,7 +45,9 @@ def literal_repr(node):
         v = ast.literal_eval(node)
     except Exception:
         return None
-    r = repr(v)
+    # A set's repr follows string hashing, which differs per process (PYTHONHASHSEED): sorted
+    # element reprs keep the mined file the same from run to run.
+    r = "{%s}" % ", ".join(sorted(map(repr, v))) if isinstance(v, set) and v else repr(v)
     return r if len(r) <= 200 else None
 
 
@@ -76,6 +79,13 @@ def param_hints(fn):
                     mark(n.value, ty)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
             f = n.func.id
+            # A parameter that is called is a function: its arity picks builtins that fit.
+            mark(n.func, "call:%d" % min(len(n.args), 2))
+            for kw in n.keywords:
+                if kw.arg == "key":
+                    mark(kw.value, "call:1")
+            if f in ("map", "filter") and n.args:
+                mark(n.args[0], "call:1")
             for arg in n.args:
                 if f in ("range", "chr", "bin", "hex", "oct"):
                     mark(arg, "int")
@@ -132,16 +142,27 @@ def body_literals(fn):
     return sorted(strs)[:24], sorted(nums)[:24]
 
 
-def call_args_source(mod_source, call):
-    """`a, b` of a call whose arguments are all literals (positional only), else None."""
+def source_lines(source):
+    """The lines as ast numbers them (only \\r\\n, \\r and \\n end one; str.splitlines also
+    splits at form feeds and other separators)."""
+    return re.split(r"\r\n|\r|\n", source)
+
+
+def call_args_source(lines, call):
+    """`a, b` of a call whose arguments are all literals (positional only), else None. `lines`
+    are `source_lines` of the source: ast.get_source_segment splits the whole source again on
+    every call, which made generated files with thousands of calls take minutes."""
     if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
         return None
     parts = []
     for a in call.args:
         if literal_or_none(a) is None and not (isinstance(a, ast.Constant) and a.value is None):
             return None
-        seg = ast.get_source_segment(mod_source, a)
-        if seg is None or "\n" in seg or len(seg) > 200:
+        if a.lineno != a.end_lineno:
+            return None
+        # Column offsets count UTF-8 bytes.
+        seg = lines[a.lineno - 1].encode("utf-8")[a.col_offset : a.end_col_offset].decode("utf-8", "replace")
+        if len(seg) > 200:
             return None
         parts.append(seg)
     return ", ".join(parts)
@@ -163,7 +184,7 @@ def doctest_calls(fn, name):
             continue
         call = tree.body
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == name:
-            args = call_args_source(ex.source.strip(), call)
+            args = call_args_source(source_lines(ex.source.strip()), call)
             if args is not None:
                 out.append(args)
     return out
@@ -185,6 +206,7 @@ def collect_callsites(modules, names_by_module):
                 for a in st.names:
                     mod_aliases[a.asname or a.name] = a.name
         own = names_by_module.get(mod.module, set())
+        lines = source_lines(mod.source)
         for n in ast.walk(mod.tree):
             if not isinstance(n, ast.Call):
                 continue
@@ -198,7 +220,7 @@ def collect_callsites(modules, names_by_module):
                 key = "%s:%s" % (mod_aliases[n.func.value.id], n.func.attr)
             if key is None:
                 continue
-            args = call_args_source(mod.source, n)
+            args = call_args_source(lines, n)
             if args is not None:
                 lst = sites.setdefault(key, [])
                 if args not in lst and len(lst) < 16:

@@ -1,7 +1,7 @@
 import * as path from 'path';
 import { mineFunctions, type MinedRecord, type MineOptions } from '../../src/programs/mine';
 import { directoryFiles, readDistMetadata } from '../../src/programs/mine_corpus';
-import { candidateInputs, kindOfAnnotation } from '../../src/programs/mine_inputs';
+import { candidateInputs, diagnoseWrongType, kindOfAnnotation, kindsOfName, pyTypeOfArg, redrawCalls, type FunctionHints } from '../../src/programs/mine_inputs';
 import { Rng } from '../../src/util/rng';
 import { rawTracer } from '../../src/trace/tracers';
 
@@ -63,6 +63,12 @@ describe('programs mine', () => {
     expect(mined.records.some((r) => r.source.file.includes('tests/'))).toBe(false);
   });
 
+  it('passes a builtin for a parameter the code calls', () => {
+    const applied = byFunction('apply_all');
+    expect(applied.length).toBeGreaterThanOrEqual(2);
+    for (const r of applied) expect(r.input).toMatch(/^(len|str|abs|bool|str\.upper|sorted|repr|int), \[/);
+  });
+
   it('drops files, imports outside the allow-list, generators and one-line bodies, and counts why', () => {
     for (const name of ['reads_a_file', 'uses_os', '_gen', 'shout']) expect(byFunction(name)).toEqual([]);
     expect(mined.summary.extraction.generator_function).toBe(1);
@@ -79,6 +85,21 @@ describe('programs mine', () => {
     const other: MinedRecord[] = [];
     await mineFunctions({ ...options(), seed: 1 }, (r) => other.push(r));
     expect(other.map((r) => r.input)).not.toEqual(mined.records.map((r) => r.input));
+  }, 120000);
+
+  it('re-draws calls that failed on their input: a function only a re-drawn dict with the key feeds', async () => {
+    // label_of(record, key) reads record[key]: drawn lists fail with a TypeError, the re-drawn
+    // dicts with a KeyError, and dicts with the key put in run it through.
+    expect(byFunction('label_of')).toEqual([]);
+    const records: MinedRecord[] = [];
+    const summary = await mineFunctions({ ...options(), redraws: 8 }, (r) => records.push(r));
+    const labels = records.filter((r) => r.source.function === 'label_of');
+    expect(labels.length).toBeGreaterThanOrEqual(2);
+    for (const r of labels) expect(r.input).toMatch(/^\{('[^']*'): .*\}, \1$/);
+    expect(summary.callsRedrawn).toBeGreaterThan(0);
+    expect(summary.keptFromRedraws).toBeGreaterThanOrEqual(labels.length);
+    expect(summary.functionsKept).toBeGreaterThan(mined.summary.functionsKept);
+    expect(summary.callsTried).toBe(mined.summary.callsTried + summary.callsRedrawn);
   }, 120000);
 
   it('drops functions whose code is in the evaluation set', async () => {
@@ -118,6 +139,48 @@ describe('mining inputs and metadata', () => {
     expect(calls.length).toBe(20);
     const typed = calls.filter((c) => /^(['"]).*\1, -?\d+$/.test(c));
     expect(typed.length).toBeGreaterThan(10);
+  });
+
+  it('reads what a parameter holds from its conventional name', () => {
+    expect(kindsOfName('s')).toEqual(['str']);
+    expect(kindsOfName('file_name')).toEqual(['str']);
+    expect(kindsOfName('n_items')).toEqual(['int']);
+    expect(kindsOfName('words')).toEqual(['list_str']);
+    expect(kindsOfName('keyfunc')).toEqual(['fn1']);
+    expect(kindsOfName('_mapping')).toEqual(['dict']);
+    expect(kindsOfName('is_valid')).toEqual(['bool']);
+    expect(kindsOfName('widget')).toEqual([]);
+  });
+
+  it('reads which argument type a wrong-type message blames and which it wants', () => {
+    expect(diagnoseWrongType("AttributeError: 'int' object has no attribute 'split'")).toEqual([{ bad: 'int', want: ['str'] }]);
+    expect(diagnoseWrongType('TypeError: can only concatenate str (not "int") to str')).toEqual([
+      { bad: 'int', want: ['str', 'char'] },
+      { bad: 'str', want: ['int'] },
+    ]);
+    expect(diagnoseWrongType('TypeError: list indices must be integers or slices, not str')).toEqual([
+      { bad: 'list', want: ['dict'] },
+      { bad: 'str', want: ['int'] },
+    ]);
+    expect(diagnoseWrongType("TypeError: 'float' object cannot be interpreted as an integer")).toEqual([{ bad: 'float', want: ['int'] }]);
+    expect(diagnoseWrongType("TypeError: object of type 'int' has no len()")[0].bad).toBe('int');
+    expect(diagnoseWrongType("TypeError: 'str' object is not callable")).toEqual([{ bad: 'str', want: ['fn1'] }]);
+    expect(['len', 'str.upper', 'int'].map(pyTypeOfArg)).toEqual(['builtin_function_or_method', 'method_descriptor', 'type']);
+    expect(diagnoseWrongType('ValueError: math domain error')).toEqual([]);
+    expect(['1', "'a'", "b'x'", '[1]', '{}', "{'a': 1}", '{1, 2}', '(1,)', '2.5', 'None', 'True'].map(pyTypeOfArg)).toEqual(['int', 'str', 'bytes', 'list', 'dict', 'dict', 'set', 'tuple', 'float', 'NoneType', 'bool']);
+  });
+
+  it('re-draws the blamed argument of the wanted kind, and puts a missing key into a dict', () => {
+    const param = (name: string) => ({ name, annotation: null, default: null, has_default: false, uses: [], values: [] });
+    const h: FunctionHints = { params: [param('s'), param('n')], required: 2, doctests: [], callsites: [], strings: [], ints: [] };
+    const seen = new Set<string>();
+    const [fixed] = redrawCalls(h, { args: ['5', '3'], error: "AttributeError: 'int' object has no attribute 'upper'" }, Rng.from(0, 't'), seen, 4);
+    // Both arguments were ints, so both are blamed and re-drawn as strings.
+    expect(fixed.args?.map(pyTypeOfArg)).toEqual(['str', 'str']);
+    expect(seen.has(fixed.input)).toBe(true);
+    const [keyed] = redrawCalls(h, { args: ["{'a': 1}", "'k'"], error: "KeyError: 'k'" }, Rng.from(0, 't'), seen, 4);
+    expect(keyed.input).toMatch(/^\{'k': .+, 'a': 1\}, 'k'$/);
+    expect(redrawCalls(h, { args: ['1', '2'], error: 'ValueError: no' }, Rng.from(0, 't'), seen, 4)).toEqual([]);
   });
 
   it('reads a distribution METADATA header', () => {

@@ -13,11 +13,12 @@ import { sandboxTracer } from '../../trace/tracers';
 
 type Args = Record<string, unknown>;
 
-const positiveInt = (args: Args, name: string): number => {
+const atLeast = (args: Args, name: string, min: number): number => {
   const v = args[name] as number;
-  if (!Number.isInteger(v) || v < 1) throw new UserError(`--${name} ${v}: expected a positive integer`);
+  if (!Number.isInteger(v) || v < min) throw new UserError(`--${name} ${v}: expected ${min ? 'a positive' : 'a non-negative'} integer`);
   return v;
 };
+const positiveInt = (args: Args, name: string): number => atLeast(args, name, 1);
 
 /** `ndbg programs mine` (docs/programs.md, "Mined programs"). */
 export const mine: CommandModule = {
@@ -33,6 +34,7 @@ export const mine: CommandModule = {
       .option('against', { type: 'string', describe: 'Evaluation set (CruxEval JSONL): drop functions whose normalized AST is in it' })
       .option('seed', { type: 'number', default: 0, describe: 'Input seed; same seed and corpus give the same file' })
       .option('candidates', { type: 'number', default: 8, describe: 'Calls proposed per function' })
+      .option('redraws', { type: 'number', default: 8, describe: 'Calls re-drawn per function from calls that failed on their input (a wrong type: the blamed arguments, of the kind the error asks for; a KeyError; too few lines); 0: none' })
       .option('per-function', { type: 'number', default: 4, describe: 'Calls kept per function at most (distinct traces)' })
       .option('min-per-function', { type: 'number', default: 2, describe: 'Drop functions with fewer distinct traced calls' })
       .option('min-lines', { type: 'number', default: 3, describe: 'Line events a kept call must execute' })
@@ -66,6 +68,7 @@ export const mine: CommandModule = {
           tracer: tracer.trace,
           seed: args.seed as number,
           candidates: positiveInt(args, 'candidates'),
+          redraws: atLeast(args, 'redraws', 0),
           perFunction: positiveInt(args, 'per-function'),
           minPerFunction: positiveInt(args, 'min-per-function'),
           minLines: positiveInt(args, 'min-lines'),
@@ -106,7 +109,7 @@ export const mine: CommandModule = {
       `mined ${summary.functionsKept} functions (${summary.recordsKept} calls) of ${summary.functionsExtracted} extracted from ${summary.functionsSeen} module-level functions in ${summary.modules} modules, ${seconds.toFixed(1)}s (${tracer.describe})\n` +
         `  per package: ${Object.entries(summary.perPackage).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
         `  extraction: ${Object.entries(summary.extraction).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
-        `  calls: ${summary.callsTried} tried; rejected ${Object.entries(summary.callRejections).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
+        `  calls: ${summary.callsTried} tried (${summary.callsRedrawn} re-drawn from wrong-type failures, ${summary.keptFromRedraws} of them kept); rejected ${Object.entries(summary.callRejections).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
         `  functions dropped: ${Object.entries(summary.functionRejections).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
         `wrote ${out} and ${out}.manifest.json\n`,
     );
