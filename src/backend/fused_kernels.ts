@@ -67,10 +67,13 @@ function qkvHeads(F: FusedOps, y: tf.Tensor2D, { cos, sin }: RopeTables, s: Head
 function mlp(F: FusedOps | undefined, x: tf.Tensor2D, w: MlpWeights, eps: number): tf.Tensor2D {
   const n2 = rmsNorm(F, x, undefined, eps) as tf.Tensor2D;
   const w2 = column(w.norm);
-  if (F) return tf.matMul(swigluPacked(F, tf.matMul(n2, tf.mul(tf.concat([w.gate, w.up], 1), w2)) as tf.Tensor2D), w.down) as tf.Tensor2D;
+  if (F) {
+    const gu = tf.matMul(n2, tf.mul(tf.concat([w.gate, w.up], 1), w2)) as tf.Tensor2D;
+    return tf.matMul(swigluPacked(F, gu), w.down) as tf.Tensor2D;
+  }
   const gate = tf.matMul(n2, tf.mul(w.gate, w2)) as tf.Tensor2D;
   const up = tf.matMul(n2, tf.mul(w.up, w2)) as tf.Tensor2D;
-  return tf.matMul(swiglu(F, gate, up), w.down) as tf.Tensor2D;
+  return tf.matMul(swiglu(gate, up), w.down) as tf.Tensor2D;
 }
 
 /**
@@ -112,14 +115,6 @@ function rmsNorm(F: FusedOps | undefined, x: tf.Tensor, w: tf.Tensor | undefined
 }
 
 /**
- * SwiGLU silu(g)·u with a hand-written gradient. With s = sigmoid(g) and a = g·s = silu(g):
- *   du = dy · a        dg = dy · u · (s + a·(1 − s))        (silu'(g) = s·(1 + g·(1 − s)))
- * Autodiff through the separate silu and product took ~8 elementwise passes over [N, f]
- * backward; this takes 5. (Without F, g and u come from two products rather than one fused
- * [d, 2f] one: splitting its output and concatenating the gradient moved more memory than the
- * second matmul call costs; with F, swigluPacked reads the packed product.)
- */
-/**
  * With F the gate and up weights are one [d, 2f] product and SwiGLU reads it packed: one MatMul
  * each way instead of two and no Add of the two input gradients; concatenating the [d, f]
  * weights and splitting their gradient is cheap, unlike splitting the [N, 2f] product.
@@ -132,15 +127,15 @@ function swigluPacked(F: FusedOps, gu: tf.Tensor2D): tf.Tensor2D {
   return f(gu) as tf.Tensor2D;
 }
 
-function swiglu(F: FusedOps | undefined, gate: tf.Tensor2D, up: tf.Tensor2D): tf.Tensor2D {
-  if (F) {
-    const ff = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-      const [g, u] = args as [tf.Tensor2D, tf.Tensor2D];
-      (args[2] as tf.GradSaveFunc)([g, u]);
-      return { value: F.swiglu(g, u) as tf.Tensor2D, gradFunc: (dy: tf.Tensor, [sg, su]: tf.Tensor[]) => F.swigluGrad(dy, sg, su) };
-    });
-    return ff(gate, up) as tf.Tensor2D;
-  }
+/**
+ * SwiGLU silu(g)·u with a hand-written gradient. With s = sigmoid(g) and a = g·s = silu(g):
+ *   du = dy · a        dg = dy · u · (s + a·(1 − s))        (silu'(g) = s·(1 + g·(1 − s)))
+ * Autodiff through the separate silu and product took ~8 elementwise passes over [N, f]
+ * backward; this takes 5. Without F, g and u come from two products rather than one fused
+ * [d, 2f] one: splitting its output and concatenating the gradient moved more memory than the
+ * second matmul call costs. (With F, swigluPacked reads the packed product.)
+ */
+function swiglu(gate: tf.Tensor2D, up: tf.Tensor2D): tf.Tensor2D {
   const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
     const [g, u] = args as [tf.Tensor2D, tf.Tensor2D];
     const [sg, a] = tf.tidy(() => {

@@ -182,7 +182,8 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
       const outcomes = await filterRecords(records, facts, opts.tracer, filter, undefined, { keepRuns: true });
       const failed: Array<{ f: number; args: string[]; error: string }> = [];
       const tentative: Array<{ i: number; fp: string }> = [];
-      const tentativeOf = (f: number) => tentative.filter((t) => pending[t.i].f === f);
+      // Per function, the fingerprints of this round's would-be keeps.
+      const tentativeFps = batch.map(() => [] as string[]);
       outcomes.forEach((o, i) => {
         const { f, call } = pending[i];
         if (!o.ok || !o.run) return bump(callRejections, o.reason ?? 'unknown');
@@ -198,10 +199,10 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
           return bump(callRejections, 'too_few_lines');
         }
         const fp = traceFingerprint(run);
-        const mine = tentativeOf(f);
-        if (kept[f].some((k) => k.fp === fp) || mine.some((t) => t.fp === fp)) return bump(callRejections, 'duplicate_trace');
-        if (kept[f].length + mine.length >= opts.perFunction) return bump(callRejections, 'enough_for_function');
+        if (kept[f].some((k) => k.fp === fp) || tentativeFps[f].includes(fp)) return bump(callRejections, 'duplicate_trace');
+        if (kept[f].length + tentativeFps[f].length >= opts.perFunction) return bump(callRejections, 'enough_for_function');
         tentative.push({ i, fp });
+        tentativeFps[f].push(fp);
       });
       // The determinism check (a second run with the heap perturbed) only for the calls that
       // would be kept: most calls fail the checks above, and their second run was most of the

@@ -100,14 +100,10 @@ export function kindsOfName(name: string): Kind[] {
 }
 
 function kindOfLiteral(lit: string): Kind | undefined {
-  if (/^-?\d+$/.test(lit)) return 'int';
-  if (/^-?\d+\.\d*(e-?\d+)?$/.test(lit)) return 'float';
-  if (/^['"]/.test(lit)) return lit.length === 3 ? 'char' : 'str';
-  if (lit === 'True' || lit === 'False') return 'bool';
-  if (lit.startsWith('[')) return /^\[['"]/.test(lit) ? 'list_str' : 'list_int';
-  if (lit.startsWith('{')) return 'dict';
-  if (lit === 'None') return undefined;
-  return undefined;
+  const t = pyTypeOfArg(lit);
+  if (t === 'str') return lit.length === 3 ? 'char' : 'str';
+  if (t === 'list') return /^\[['"]/.test(lit) ? 'list_str' : 'list_int';
+  return t === undefined || t === 'NoneType' ? undefined : PY_KINDS[t]?.[0];
 }
 
 function drawKind(rng: Rng, kind: Kind, h: FunctionHints): string {
