@@ -182,10 +182,28 @@ function printStmt(s: Stmt, ind: string, out: string[]): void {
   }
 }
 
-/** A Python string literal for text from the generator's alphabets (no quotes/backslashes expected). */
+/**
+ * A Python string literal for any text. Characters repr would not print (controls, separators
+ * other than the space, lone surrogates) are written as escapes: a lone surrogate cannot be
+ * encoded as UTF-8, so written raw it would reach Python as U+FFFD or not compile at all.
+ */
 export function pyStr(s: string): string {
-  if (!s.includes("'")) return `'${s.replace(/\\/g, '\\\\')}'`;
-  return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  const quote = s.includes("'") ? '"' : "'";
+  let body = '';
+  for (const ch of s) body += ch === '\\' || ch === quote ? `\\${ch}` : pyEscape(ch);
+  return quote + body + quote;
+}
+
+const NAMED_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** One code point as Python source writes it inside a literal (itself when printable). */
+function pyEscape(ch: string): string {
+  if (ch === ' ' || !/[\p{C}\p{Z}]/u.test(ch)) return ch;
+  if (NAMED_ESCAPES[ch]) return NAMED_ESCAPES[ch];
+  const cp = ch.codePointAt(0) ?? 0;
+  const hex = cp.toString(16);
+  if (cp < 0x100) return `\\x${hex.padStart(2, '0')}`;
+  return cp < 0x10000 ? `\\u${hex.padStart(4, '0')}` : `\\U${hex.padStart(8, '0')}`;
 }
 
 /**

@@ -41,6 +41,8 @@ function exists(file: string, what: string): void {
   if (!fs.existsSync(file)) throw new UserError(`${what} ${file} does not exist`);
 }
 
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /** Checks one CruxEval-format object; returns the problems (empty when valid). */
 export function programRecordProblems(v: unknown): string[] {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return ['expected a JSON object'];
@@ -51,6 +53,11 @@ export function programRecordProblems(v: unknown): string[] {
   if (typeof o.input !== 'string') problems.push('field "input" must be a string (the argument text of f(INPUT))');
   if (o.output !== undefined && typeof o.output !== 'string') problems.push('field "output" must be a string when present');
   if (o.entry !== undefined && (typeof o.entry !== 'string' || !IDENT.test(o.entry))) problems.push('field "entry" must be a Python identifier when present');
+  // Python source is UTF-8: a lone surrogate (JSON "\udbff") cannot be encoded, so the code
+  // would not compile in one tracer and reach the other as U+FFFD. Escaped in a literal it is fine.
+  for (const field of ['code', 'input', 'output'] as const) {
+    if (typeof o[field] === 'string' && LONE_SURROGATE.test(o[field] as string)) problems.push(`field "${field}" holds a lone surrogate (write it as an escape inside the string literal, e.g. '\\udbff')`);
+  }
   return problems;
 }
 

@@ -54,6 +54,9 @@ export interface MineOptions {
   /** Evaluation-set program keys (normalized AST): matching functions are dropped. */
   against?: Set<string>;
   python?: string;
+  /** Functions mined per batch (default 64); several batches are in flight at once. The
+   * records do not depend on it: each function's calls come from its own seeded stream. */
+  batchSize?: number;
   onProgress?: (functionsDone: number, functionsTotal: number, kept: number) => void;
 }
 
@@ -96,6 +99,9 @@ async function runExtractor(python: string, request: unknown): Promise<{ functio
   const summary = lines.pop();
   return { functions: lines as Extracted[], summary };
 }
+
+/** Batches of functions mined at once (see mineFunctions). */
+const BATCHES_IN_FLIGHT = 3;
 
 const bump = (m: Record<string, number>, k: string, by = 1) => {
   m[k] = (m[k] ?? 0) + by;
@@ -158,15 +164,18 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     perPackage: {},
     callsFromCorpus: 0,
   };
-  const chunk = 64;
   const redraws = opts.redraws ?? 0;
-  for (let c = 0; c < live.length; c += chunk) {
-    const batch = live.slice(c, c + chunk).map((i) => functions[i]);
+  type Kept = Array<Array<{ rec: ProgramRecord; fp: string }>>;
+  // One batch's calls, rounds and re-draws; its counts go into `out` (sums, so batches may
+  // overlap), its keeps are returned and written in batch order.
+  const mineBatch = async (batch: Extracted[]): Promise<Kept> => {
     // One stream per function: its calls do not depend on which other functions were mined.
     const rngs = batch.map((f) => Rng.from(opts.seed, 'mine', f.module, f.function));
     const tried = batch.map(() => new Set<string>());
     const redrawLeft = batch.map(() => redraws);
-    const kept: Array<Array<{ rec: ProgramRecord; fp: string }>> = batch.map(() => []);
+    const kept: Kept = batch.map(() => []);
+    // The code's static facts, once per function: every call of it shares its code.
+    const batchFacts = await codeFacts(batch.map((f) => f.code));
     let pending: Array<{ f: number; call: Call; redrawn: boolean }> = [];
     batch.forEach((f, j) => {
       for (const call of candidateCalls(f, opts.candidates, rngs[j])) {
@@ -178,7 +187,7 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
       const records: ProgramRecord[] = pending.map(({ f, call }, i) => ({ id: `${batch[f].module}.${batch[f].function}@${round}.${i}`, code: batch[f].code, input: call.input, entry: batch[f].function }));
       out.callsTried += records.length;
       out.callsRedrawn += pending.filter((p) => p.redrawn).length;
-      const facts = await codeFacts(records.map((r) => r.code));
+      const facts = pending.map(({ f }) => batchFacts[f]);
       const outcomes = await filterRecords(records, facts, opts.tracer, filter, undefined, { keepRuns: true });
       const failed: Array<{ f: number; args: string[]; error: string }> = [];
       const tentative: Array<{ i: number; fp: string }> = [];
@@ -230,6 +239,21 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
         }
       }
     }
+    return kept;
+  };
+  const chunk = opts.batchSize ?? 64;
+  const batches: Extracted[][] = [];
+  for (let c = 0; c < live.length; c += chunk) batches.push(live.slice(c, c + chunk).map((i) => functions[i]));
+  // Batches in flight at once: one batch's rounds end on a tail of a few slow calls and on the
+  // Python steps between tracer calls, which left the sandbox workers idle a quarter of the time.
+  const inFlight: Array<Promise<Kept>> = [];
+  const launch = (b: number) => b < batches.length && inFlight.push(mineBatch(batches[b]));
+  for (let b = 0; b < BATCHES_IN_FLIGHT; b++) launch(b);
+  for (let b = 0, done = 0; b < batches.length; b++) {
+    const batch = batches[b];
+    const kept = await inFlight.shift()!;
+    launch(b + BATCHES_IN_FLIGHT);
+    done += batch.length;
     batch.forEach((f, j) => {
       if (kept[j].length < opts.minPerFunction) return bump(functionRejections, kept[j].length === 0 ? 'no_call_kept' : 'too_few_distinct_calls');
       out.functionsKept++;
@@ -241,7 +265,7 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
         write({ ...rec, source: { ...f.origin, file: relOf.get(f.path) ?? f.path, module: f.module, function: f.function, line: f.line } });
       }
     });
-    opts.onProgress?.(Math.min(c + chunk, live.length), live.length, out.functionsKept);
+    opts.onProgress?.(done, live.length, out.functionsKept);
   }
   return out;
 }

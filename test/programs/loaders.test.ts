@@ -1,3 +1,5 @@
+import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { loadCruxEvalJsonl, loadPyDirectory, parseCall, pySourceDocuments, readTextJsonl } from '../../src/programs/loaders';
 import { UserError } from '../../src/util/errors';
@@ -36,6 +38,21 @@ describe('CruxEval-format JSONL', () => {
     expect(e.message).toContain('line 4: duplicate id "ok_1" (first on line 1)');
     expect(e.message).toContain('line 5: field "entry" must be a Python identifier');
     expect(e.message).not.toContain('line 1:');
+  });
+
+  test('a lone surrogate in code or input is a malformed record; escaped inside a literal it loads', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-surrogate-'));
+    const file = path.join(dir, 'p.jsonl');
+    const lines = [
+      { id: 'raw', code: 'def f(s):\n    return s', input: "'a \udbff'" },
+      { id: 'escaped', code: 'def f(s):\n    return s', input: "'a \\udbff'" },
+    ];
+    fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    expect(fs.readFileSync(file, 'utf8')).toContain('\\udbff');
+    const e = await errorOf(loadCruxEvalJsonl(file));
+    expect(e.message).toContain('p.jsonl:1: field "input" holds a lone surrogate');
+    fs.writeFileSync(file, JSON.stringify(lines[1]) + '\n');
+    expect((await loadCruxEvalJsonl(file))[0].input).toBe("'a \\udbff'");
   });
 
   test('a missing file is a UserError naming it', async () => {

@@ -87,6 +87,14 @@ describe('programs mine', () => {
     expect(other.map((r) => r.input)).not.toEqual(mined.records.map((r) => r.input));
   }, 120000);
 
+  it('gives the same records in the same order whatever the batches in flight', async () => {
+    const small: MinedRecord[] = [];
+    const summary = await mineFunctions({ ...options(), batchSize: 2 }, (r) => small.push(r));
+    expect(summary.functionsExtracted).toBeGreaterThan(3 * 2); // more batches than are in flight
+    expect(JSON.stringify(small)).toBe(JSON.stringify(mined.records));
+    expect(summary).toEqual(mined.summary); // extraction counts, modules and functions seen too
+  }, 120000);
+
   it('re-draws calls that failed on their input: a function only a re-drawn dict with the key feeds', async () => {
     // label_of(record, key) reads record[key]: drawn lists fail with a TypeError, the re-drawn
     // dicts with a KeyError, and dicts with the key put in run it through.

@@ -4,10 +4,11 @@ import { buildForwardTree, buildInverseTree } from '../../debugger';
 import { commandsFor, compareRun, DEFAULT_SCRIPT_OPTIONS, pdbJob, repoPdbJob, runDifferential } from '../../debugger/differential';
 import { runPdbHarness, runRepoPdbHarness } from '../../debugger/pdb';
 import { explore, exploreJson, formatExplore, parseActions } from '../../debugger/explore';
+import { loadCruxEvalJsonl } from '../../programs/loaders';
 import { traceInProcess } from '../../trace/inprocess';
 import { checkPythonSyntax } from '../../trace/syntax';
 import { replaceFileAtomic } from '../../util/fsync';
-import type { ProgramRecord, TraceRecord } from '../../trace/types';
+import type { TraceRecord } from '../../trace/types';
 import { UserError } from '../../util/errors';
 import { readJsonl } from '../../util/jsonl';
 import { Progress } from '../../util/progress';
@@ -85,7 +86,7 @@ export const oracleCommand: CommandModule = {
           }
           let traces: TraceRecord[];
           if (argv.trace) traces = await readAll<TraceRecord>(argv.trace as string);
-          else if (argv.programs) traces = traceInProcess(await readAll<ProgramRecord>(argv.programs as string));
+          else if (argv.programs) traces = traceInProcess(await loadCruxEvalJsonl(argv.programs as string));
           else throw new UserError('oracle check: give --trace FILE or --programs FILE');
           if (argv.limit !== undefined) traces = traces.slice(0, argv.limit as number);
           const progress = argv.quiet ? undefined : new Progress('pdb check', traces.length);
