@@ -194,7 +194,7 @@ function measurePeers(c: Collector, cfg: Settings, run: ResolvedRun, shape: stri
       continue;
     }
     const matmul = firstRound && Number.isFinite(Number(r.mm_gflops)) ? { shape: Number(r.mm_gflops), cube: Number(r.mm1024_gflops) } : undefined;
-    const extra = { torch: r.torch, blas: r.blas, device: r.device, threads: r.threads, mode: peer.mode, first_step_s: r.first_step_s, loss: r.loss };
+    const extra = { torch: r.torch, blas: r.blas, blas_env_unset: r.blas_env_unset, device: r.device, threads: r.threads, mode: peer.mode, first_step_s: r.first_step_s, loss: r.loss };
     c.add(peer.name, shape, true, Number(r.median_step_s), extra, matmul);
   }
 }

@@ -101,11 +101,31 @@ export function pythonProblem(python: string): string | undefined {
  * report a peer ~50× too slow.
  */
 export function torchRun(peer: Peer, c: ModelConfig, batch: number, steps: number, warmup: number, matmul: boolean): Record<string, string | number> | string {
-  const r = spawnSync(peer.python, [assetPath('bench/torch_ref_train.py'), ...torchArgs(peer, c, batch, steps, warmup, matmul)], { encoding: 'utf8' });
+  const r = spawnSync(peer.python, [assetPath('bench/torch_ref_train.py'), ...torchArgs(peer, c, batch, steps, warmup, matmul)], { encoding: 'utf8', env: peerEnv() });
   if (/reference BLAS/.test(r.stderr ?? '')) throw new Error(`${peer.name}: ${lastLine(r.stderr)}`);
+  if (r.status === 0) return { ...parseKeyValues(r.stdout.trim().split('\n').pop() ?? ''), ...overriddenBlasEnv() };
   if (r.status === UNSUPPORTED) return `skipped: ${lastLine(r.stderr)}`;
-  if (r.status !== 0) return `failed: ${lastLine(r.stderr) || `exit ${r.status ?? r.signal}`}`;
-  return parseKeyValues(r.stdout.trim().split('\n').pop() ?? '');
+  return `failed: ${lastLine(r.stderr) || `exit ${r.status ?? r.signal}`}`;
+}
+
+/**
+ * OpenBLAS settings a machine may set for everything (some of these set OPENBLAS_CORETYPE=Haswell
+ * on AVX-512 CPUs): they hold the peer's BLAS to older kernels (pip torch 2.13 on the
+ * quickstart shape, torch.compile with SDPA, 2 threads: 9.4k tokens/s with them, 13.4k
+ * without, AMD EPYC), which a user tuning PyTorch would not keep. The peer runs without them.
+ */
+const BLAS_OVERRIDES = ['OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE'];
+
+export function peerEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of BLAS_OVERRIDES) delete env[k];
+  return env;
+}
+
+/** What the peer ran without, recorded beside its figures. */
+function overriddenBlasEnv(): Record<string, string> {
+  const unset = BLAS_OVERRIDES.filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
+  return unset.length ? { blas_env_unset: unset.join(' ') } : {};
 }
 
 function lastLine(s: string | null | undefined): string {

@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { BenchUsageError } from '../../bench/flags';
 import { productFlops, shapeProducts } from '../../bench/matmul_rate';
-import { parseKeyValues, peerList, torchArgs } from '../../bench/peers';
+import { parseKeyValues, peerEnv, peerList, torchArgs } from '../../bench/peers';
 import { loadModelConfig, modelStats, resolveModelConfig } from '../../src/model/config';
 
 const root = path.join(__dirname, '..', '..');
@@ -83,5 +83,23 @@ describe('the products ndbg and the torch peer time', () => {
     expect(out.matmul).toBe(s.matmulParams);
     expect(out.all).toBe(s.params);
     expect(out.products).toEqual(shapeProducts(c, 3).map((p) => [p.m, p.k, p.n, p.transposeB ? 1 : 0]));
+  });
+});
+
+describe('peerEnv', () => {
+  test("runs the peer without the machine's OpenBLAS core pinning, keeping everything else", () => {
+    const saved = { ...process.env };
+    try {
+      process.env.OPENBLAS_CORETYPE = 'Haswell';
+      process.env.OPENBLAS_L2_SIZE = '512';
+      process.env.NDBG_PEER_PROBE = 'kept';
+      const env = peerEnv();
+      expect(env.OPENBLAS_CORETYPE).toBeUndefined();
+      expect(env.OPENBLAS_L2_SIZE).toBeUndefined();
+      expect(env.NDBG_PEER_PROBE).toBe('kept');
+      expect(process.env.OPENBLAS_CORETYPE).toBe('Haswell');
+    } finally {
+      process.env = saved;
+    }
   });
 });
