@@ -109,8 +109,8 @@ export function torchRun(peer: Peer, c: ModelConfig, batch: number, steps: numbe
 }
 
 /**
- * OpenBLAS settings a machine may set for everything (some of these set OPENBLAS_CORETYPE=Haswell
- * on AVX-512 CPUs): they hold the peer's BLAS to older kernels (pip torch 2.13 on the
+ * OpenBLAS settings a machine may set for every process (machines of this kind set
+ * OPENBLAS_CORETYPE=Haswell, on AVX-512 CPUs too): they hold the peer's BLAS to older kernels (pip torch 2.13 on the
  * quickstart shape, torch.compile with SDPA, 2 threads: 9.4k tokens/s with them, 13.4k
  * without, AMD EPYC), which a user tuning PyTorch would not keep. The peer runs without them.
  */

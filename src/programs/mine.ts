@@ -247,7 +247,13 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
   // Batches in flight at once: one batch's rounds end on a tail of a few slow calls and on the
   // Python steps between tracer calls, which left the sandbox workers idle a quarter of the time.
   const inFlight: Array<Promise<Kept>> = [];
-  const launch = (b: number) => b < batches.length && inFlight.push(mineBatch(batches[b]));
+  const launch = (b: number) => {
+    if (b >= batches.length) return;
+    const p = mineBatch(batches[b]);
+    // Awaited in order below; a later batch's failure must not go unhandled meanwhile.
+    p.catch(() => undefined);
+    inFlight.push(p);
+  };
   for (let b = 0; b < BATCHES_IN_FLIGHT; b++) launch(b);
   for (let b = 0, done = 0; b < batches.length; b++) {
     const batch = batches[b];
