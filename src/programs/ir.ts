@@ -189,6 +189,8 @@ function printStmt(s: Stmt, ind: string, out: string[]): void {
  */
 export function pyStr(s: string): string {
   const quote = s.includes("'") ? '"' : "'";
+  // The generator's text is printable ASCII: no character needs an escape of its own.
+  if (/^[ -~]*$/.test(s)) return quote + s.replace(quote === '"' ? /[\\"]/g : /\\/g, '\\$&') + quote;
   let body = '';
   for (const ch of s) body += ch === '\\' || ch === quote ? `\\${ch}` : pyEscape(ch);
   return quote + body + quote;
