@@ -1,31 +1,66 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { freshOutputDir, trainAndEvaluate, type TrainedAndEvaluated } from '../src/cli/quickstart';
-import { prepareQuickstartData } from '../src/cli/quickstart_data';
 import { cruxevalFile, EVAL_DEFAULTS, SHIPPED_CRUXEVAL, type EvalExtras } from '../src/cli/quickstart_eval';
 import { QUICKSTART_DEFAULTS, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
+import { MAX_NDL_EPOCHS, NDL_TOKENS_PER_PROGRAM, ndlEpochs, ndlTrainTokens, programsFor } from '../src/cli/ndl_epochs';
+import { prepareQuickstartData, type QuickstartData } from '../src/cli/quickstart_data';
+import { loadRunConfigFile, trainingSeqLen } from '../src/train/run_config';
 import { FREE_SRC_NAME } from '../src/eval/model_completer';
 import type { ComponentRates } from '../src/eval/score';
 import { writeReport, type ReportSection } from '../src/train/report';
 import { escapeHtml, lineChart, type Series } from '../src/train/svg';
 import { packageRoot } from '../src/util/paths';
-import { BenchUsageError, flagValue, intFlag } from './flags';
+import { flagValue, intFlag } from './flags';
+import { budgetsOf } from './learning_budgets';
 
 /**
  * The learning curve of the quickstart recipe on this machine: one data set (quickstart stages
- * 1–5), then one training run per time budget — each a complete run whose LR schedule ends at
- * its own budget, not a checkpoint of a longer run — each evaluated on the same held-out tasks
- * beside the naive baseline. Writes full-frame / SRC / EVT per action as a table and an
+ * 1–5), then one training run per budget — each a complete run whose LR schedule ends at its own
+ * budget, not a checkpoint of a longer run — each evaluated on the same held-out tasks beside
+ * the rule baselines. Writes full-frame / SRC / EVT per action as a table and an
  * accuracy-vs-tokens plot into the longest run's report.html and bench/results/learning.json.
- * Usage: npm run bench -- learning [--minutes=10,30,120] [--programs=N] [--docs-per-program=N]
- *          [--out=DIR] [--backend=B] [--set=K=V ...] [--cruxeval=FILE|none [--cruxeval-programs=200]] [--sessions=30]
- * A run much longer than the quickstart's reads its data many times over (docs/eval.md,
- * "Session 8"), hence --programs.
+ *
+ * Usage: npm run bench -- learning [--steps=4000,28000 | --minutes=10,120] [--programs=N]
+ *          [--docs-per-program=N] [--out=DIR] [--backend=B] [--set=K=V ...]
+ *          [--cruxeval=FILE|none [--cruxeval-programs=200]] [--sessions=30]
+ *
+ * Budgets are work (--steps, the default: the same models on every machine); --minutes is an
+ * opt-in wall-clock budget whose models depend on the machine's speed. 28,000 steps is the old
+ * "120-minute point" at 8k tokens/s. Data that runs out stops the curve (docs/eval.md, "Session
+ * 8"): with step budgets the bench generates enough programs that the longest run reads each
+ * NDL document at most twice (ndl_epochs.ts), checks that on the built data and generates more
+ * once if the guess fell short; with --minutes the tokens are known only afterwards, so each
+ * point records the epochs it read and says when they were more than two.
  */
+/** Training tokens of one step of the recipe (micro-batch × accumulation × T). */
+function tokensPerStep(o: QuickstartOptions): number {
+  const config = loadRunConfigFile(o.config, o.set);
+  return config.train.micro_batch_size * config.train.grad_accum * trainingSeqLen(config);
+}
+
+/**
+ * The quickstart's data for the longest step budget: enough programs that it reads each NDL
+ * document at most MAX_NDL_EPOCHS times (or exactly --programs when given).
+ */
+async function prepareData(o: QuickstartOptions, dir: string, seconds: StageSeconds, maxTokens: number | undefined, fixedPrograms: boolean): Promise<{ data: QuickstartData; programs: number }> {
+  let programs = o.programs;
+  if (maxTokens !== undefined && !fixedPrograms) programs = programsFor(maxTokens, NDL_TOKENS_PER_PROGRAM, o.programs);
+  let data = await prepareQuickstartData({ ...o, programs }, dir, seconds);
+  if (maxTokens === undefined || fixedPrograms) return { data, programs };
+  const epochs = ndlEpochs(ndlTrainTokens(data.dataDir), maxTokens);
+  if (epochs > MAX_NDL_EPOCHS) {
+    const perProgram = ndlTrainTokens(data.dataDir) / programs;
+    programs = programsFor(maxTokens, perProgram, programs + 1);
+    process.stderr.write(`      the longest budget would read the NDL documents ${epochs.toFixed(2)} times; generating ${programs} programs instead\n`);
+    data = await prepareQuickstartData({ ...o, programs, force: true }, freshOutputDir(dir, true), seconds);
+  }
+  return { data, programs };
+}
+
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opt = (name: string) => flagValue(args, name);
-  const minutes = (opt('minutes') ?? '10,30,120').split(',').map(Number);
-  if (minutes.some((m) => !(m > 0))) throw new BenchUsageError(`--minutes=${opt('minutes')}: expected positive numbers, e.g. 10,30,120`);
+  const budgets = budgetsOf(args);
   const o: QuickstartOptions & EvalExtras = {
     ...QUICKSTART_DEFAULTS,
     // Real code in every point: the shipped CruxEval copy, as in the quickstart (--cruxeval=none skips it).
@@ -43,29 +78,42 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   };
   const dir = freshOutputDir(o.out, true);
   const seconds: StageSeconds = {};
-  const data = await prepareQuickstartData(o, dir, seconds);
+  const stepTokens = tokensPerStep(o);
+  const maxTokens = budgets.kind === 'steps' ? Math.max(...budgets.values) * stepTokens : undefined;
+  const { data, programs } = await prepareData(o, dir, seconds, maxTokens, opt('programs') !== undefined);
+  const ndlTokens = ndlTrainTokens(data.dataDir);
   const points: LearningPoint[] = [];
-  for (const m of minutes) {
-    const r = await trainAndEvaluate(o, data, path.join(dir, `run-${m}min`), m, seconds);
-    points.push(learningPoint(m, r));
+  for (const value of budgets.values) {
+    const label = budgets.kind === 'steps' ? `${value} steps` : `${value} min`;
+    const runDir = path.join(dir, budgets.kind === 'steps' ? `run-${value}steps` : `run-${value}min`);
+    const r = budgets.kind === 'steps' ? await trainAndEvaluate({ ...o, steps: value }, data, runDir, null, seconds) : await trainAndEvaluate(o, data, runDir, value, seconds);
+    const epochs = ndlEpochs(ndlTokens, r.tokens);
+    if (epochs > MAX_NDL_EPOCHS) process.stderr.write(`      note: ${label} read the NDL documents ${epochs.toFixed(2)} times (more than ${MAX_NDL_EPOCHS}): give --programs ${programsFor(r.tokens, ndlTokens / programs, programs)} for this budget\n`);
+    points.push({ ...learningPoint(label, r), runDir, ndlEpochs: epochs });
   }
   const longest = points[points.length - 1];
   const section: ReportSection = { title: 'Learning curve (quickstart recipe, one run per budget)', html: learningHtml(points) };
-  writeReport(path.join(dir, `run-${longest.minutes}min`), undefined, { sections: [section] });
+  writeReport(longest.runDir, undefined, { sections: [section] });
   const svgFile = path.join(packageRoot(), 'bench', 'results', 'learning.svg');
   fs.mkdirSync(path.dirname(svgFile), { recursive: true });
   fs.writeFileSync(svgFile, accuracyChart(points));
   return {
-    recipe: { config: path.relative(packageRoot(), o.config), programsConfig: path.relative(packageRoot(), o.programsConfig), programs: o.programs, docsPerProgram: o.docsPerProgram, evalPrograms: o.evalPrograms, set: o.set },
+    recipe: { config: path.relative(packageRoot(), o.config), programsConfig: path.relative(packageRoot(), o.programsConfig), programs, docsPerProgram: o.docsPerProgram, evalPrograms: o.evalPrograms, set: o.set },
+    budgets: budgets.kind,
+    data: { ndlTrainTokens: ndlTokens, maxNdlEpochs: MAX_NDL_EPOCHS, tokensPerStep: stepTokens },
     fit: { documents: data.documents, seqLen: data.seqLen },
     points,
     plot: path.relative(packageRoot(), svgFile),
-    report: path.join(dir, `run-${longest.minutes}min`, 'report.html'),
+    report: path.join(longest.runDir, 'report.html'),
   };
 }
 
 interface LearningPoint {
-  minutes: number;
+  /** The budget: "4000 steps" or "120 min". */
+  label: string;
+  runDir: string;
+  /** How many times the run read the NDL documents (ndl_epochs.ts). */
+  ndlEpochs: number;
   backend: string;
   steps: number;
   tokens: number;
@@ -82,7 +130,7 @@ interface LearningPoint {
   srcTokens: { firstToken: number; restTokens: number; spanExact: number; spans: number };
 }
 
-function learningPoint(minutes: number, r: TrainedAndEvaluated): LearningPoint {
+function learningPoint(label: string, r: TrainedAndEvaluated): Omit<LearningPoint, 'runDir' | 'ndlEpochs'> {
   const model: Record<string, ComponentRates> = r.result.tables[r.completer.name];
   const base: Record<string, ComponentRates> = r.result.tables.baseline;
   const free: Record<string, ComponentRates> = r.result.tables[FREE_SRC_NAME];
@@ -101,7 +149,7 @@ function learningPoint(minutes: number, r: TrainedAndEvaluated): LearningPoint {
   };
   const { firstToken, restTokens, spanExact, spans } = r.srcTokens;
   return {
-    minutes, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, byAction,
+    label, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, byAction,
     sessions: { stops: r.sessions.stops, right: r.sessions.right, sessions: r.sessions.sessions }, cruxeval,
     copyProbeRepeatTop1: r.copyProbe.repeatAccuracy, srcTokens: { firstToken, restTokens, spanExact, spans },
   };
@@ -111,7 +159,7 @@ const pct = (x: number) => (100 * x).toFixed(1);
 
 function learningHtml(points: LearningPoint[]): string {
   const actions = Object.keys(points[0].byAction);
-  const head = `<tr><th>action</th>${points.map((p) => `<th>${p.minutes} min (${(p.tokens / 1e6).toFixed(1)}M tok): full [95% CI] / SRC / EVT | free SRC: full / SRC | baseline full / SRC | naive</th>`).join('')}</tr>`;
+  const head = `<tr><th>action</th>${points.map((p) => `<th>${p.label} (${(p.tokens / 1e6).toFixed(1)}M tok, ${p.ndlEpochs.toFixed(2)} NDL epochs): full [95% CI] / SRC / EVT | free SRC: full / SRC | baseline full / SRC | naive</th>`).join('')}</tr>`;
   const rows = actions.map((a) => `<tr><td>${escapeHtml(a)}</td>${points.map((p) => {
     const v = p.byAction[a];
     return v ? `<td>${pct(v.full)} [${pct(v.fullCi[0])}–${pct(v.fullCi[1])}] / ${pct(v.src)} / ${pct(v.evt)} | ${pct(v.freeSrcFull)} / ${pct(v.freeSrcSrc)} | ${pct(v.baselineFull)} / ${pct(v.baselineSrc)} | ${pct(v.naiveFull)}</td>` : '<td>-</td>';

@@ -34,7 +34,8 @@ import { describeMachine, formatMachine, type MachineDescription } from '../util
 import { assetPath } from '../util/paths';
 import { prepareQuickstartData, type QuickstartData } from './quickstart_data';
 import { evaluateRun, type EvalExtras, type RunEvaluation } from './quickstart_eval';
-import { budgetOverrides, describeBudget, done, pct, stage, trainBudget, type EvalSplit, type QuickstartOptions, type StageSeconds, type TrainBudget } from './quickstart_options';
+import { ndlEpochs, ndlTrainTokens } from './ndl_epochs';
+import { budgetOverrides, describeBudget, QUICKSTART_WEIGHTS, done, pct, stage, trainBudget, type EvalSplit, type QuickstartOptions, type StageSeconds, type TrainBudget } from './quickstart_options';
 
 export { QUICKSTART_DEFAULTS, type QuickstartOptions } from './quickstart_options';
 
@@ -52,6 +53,8 @@ export interface TrainedRun {
   /** The machine the time figures (tokensPerS, seconds) were measured on. */
   machine: MachineDescription;
   tokensPerS: number;
+  /** How many times training read the NDL documents (ndl_epochs.ts). */
+  ndlEpochs: number;
 }
 
 export interface QuickstartResult extends TrainedRun {
@@ -95,7 +98,7 @@ export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, ru
     config: o.config,
     overrides: [
       `data.datasets=${JSON.stringify([data.dataDir])}`,
-      'data.weights={"ndl": 0.9, "code": 0.1}',
+      `data.weights=${JSON.stringify(QUICKSTART_WEIGHTS)}`,
       ...budgetOverrides(budget),
       `train.backend=${o.backend}`,
       `train.seed=${o.seed}`,
@@ -112,8 +115,9 @@ export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, ru
   if (checkpoints.length === 0) throw new Error(`quickstart: training wrote no checkpoint under ${runDir}`);
   const checkpoint = checkpoints[checkpoints.length - 1].dir;
   const tokensPerS = trained.tokens / Math.max(trained.loopSeconds, 1e-9);
-  done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(tokensPerS)} tokens/s, ${trained.tokens} tokens), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}`, t, seconds, 'train');
-  return { runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, budget, machine, tokensPerS };
+  const epochs = ndlEpochs(ndlTrainTokens(data.dataDir), trained.tokens);
+  done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(tokensPerS)} tokens/s, ${trained.tokens} tokens, ${epochs.toFixed(2)} epochs of the NDL documents), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}`, t, seconds, 'train');
+  return { runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, budget, machine, tokensPerS, ndlEpochs: epochs };
 }
 
 /** Stages 6–7: train the quickstart recipe into runDir (trainRecipe), then the next-state eval. */
@@ -178,7 +182,7 @@ export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<Qui
   };
   const summary: QuickstartResult = {
     dir, runDir: run.runDir, checkpoint: run.checkpoint, backend: run.backend, steps: run.steps, tokens: run.tokens,
-    firstLoss: run.firstLoss, lastLoss: run.lastLoss, budget: run.budget, machine: run.machine, tokensPerS: run.tokensPerS,
+    firstLoss: run.firstLoss, lastLoss: run.lastLoss, budget: run.budget, machine: run.machine, tokensPerS: run.tokensPerS, ndlEpochs: run.ndlEpochs,
     heldOut: { split: data.evalSplit, programs: data.testTraces.length }, nextState: run.result.tables, sessions: run.sessions, cruxeval: run.cruxeval, fit, seconds,
   };
   writeJson(path.join(dir, 'quickstart.json'), {

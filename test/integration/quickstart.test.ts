@@ -35,13 +35,16 @@ describe('ndbg quickstart (shortened)', () => {
 
   it('reports where everything went and the loss fell', () => {
     expect(stdout).toMatch(/quickstart finished/);
-    const summary = JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8')) as { firstLoss: number; lastLoss: number; steps: number; budget: unknown; machine: { cores: number; isa: string } };
+    const summary = JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8')) as { firstLoss: number; lastLoss: number; steps: number; tokens: number; ndlEpochs: number; budget: unknown; machine: { cores: number; isa: string } };
     expect(summary.lastLoss).toBeLessThan(summary.firstLoss - 0.5);
     // The budget kind and the machine are recorded beside the figures.
     expect(summary.budget).toEqual({ kind: 'steps', steps: 200 });
     expect(summary.steps).toBe(200);
     expect(summary.machine.cores).toBeGreaterThan(0);
     expect(stdout).toMatch(/training: 200 steps \(step budget\), \d+ tokens\/s on .+ cores?\)/);
+    // How often training read the NDL documents: the NDL share (0.9) of the tokens read over the NDL training tokens.
+    const ndlTokens = (JSON.parse(fs.readFileSync(path.join(out, 'data', 'manifest.json'), 'utf8')) as { sources: Array<{ name: string; train: { tokens: number } }> }).sources.find((x) => x.name === 'ndl')!.train.tokens;
+    expect(summary.ndlEpochs).toBeCloseTo((0.9 * summary.tokens) / ndlTokens, 6);
     const metrics = lines(path.join(out, 'run', 'metrics.jsonl')) as Array<{ step: number; loss: number }>;
     expect(metrics.length).toBeGreaterThan(20);
   });

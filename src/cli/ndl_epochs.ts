@@ -1,0 +1,39 @@
+/**
+ * How often a run reads its NDL documents. A run that reads them many times over stops learning
+ * from them (the 120-minute run of session 10 read its programs about 7 times and its validation
+ * loss flattened from the second epoch), so long runs size their data to read each document at
+ * most MAX_NDL_EPOCHS times.
+ */
+import { readManifest } from '../data/manifest';
+import { QUICKSTART_WEIGHTS } from './quickstart_options';
+
+export const MAX_NDL_EPOCHS = 2;
+
+/**
+ * NDL training tokens per generated program at the quickstart's defaults (8 documents per
+ * program, the program config's sizes; measured: 19.13M tokens from 7,000 programs, of which
+ * ~90% land in the train split). Only a first guess: the learning bench checks the built data.
+ */
+export const NDL_TOKENS_PER_PROGRAM = 2700;
+
+/** The NDL source's training tokens in a data set built by the quickstart. */
+export function ndlTrainTokens(dataDir: string): number {
+  const ndl = readManifest(dataDir).sources.find((s) => s.name === 'ndl');
+  if (!ndl?.train) throw new Error(`${dataDir}: the data set has no ndl source`);
+  return ndl.train.tokens;
+}
+
+/** Epochs of the NDL documents that `tokens` training tokens read, with the quickstart's mixture. */
+export function ndlEpochs(ndlTokens: number, tokens: number): number {
+  return (tokens * QUICKSTART_WEIGHTS.ndl) / Math.max(ndlTokens, 1);
+}
+
+/**
+ * Programs to generate so that `tokens` training tokens read each NDL document at most
+ * MAX_NDL_EPOCHS times, given `perProgram` NDL tokens per generated program; at least `floor`.
+ */
+export function programsFor(tokens: number, perProgram: number, floor: number): number {
+  const needed = Math.ceil((tokens * QUICKSTART_WEIGHTS.ndl) / MAX_NDL_EPOCHS / perProgram);
+  // 5% above the estimate, so that a slightly shorter draw still stays within the limit.
+  return Math.max(floor, Math.ceil(needed * 1.05));
+}
