@@ -14,25 +14,6 @@ import { packageRoot } from '../src/util/paths';
 import { flagValue, intFlag } from './flags';
 import { budgetsOf } from './learning_budgets';
 
-/**
- * The learning curve of the quickstart recipe on this machine: one data set (quickstart stages
- * 1–5), then one training run per budget — each a complete run whose LR schedule ends at its own
- * budget, not a checkpoint of a longer run — each evaluated on the same held-out tasks beside
- * the rule baselines. Writes full-frame / SRC / EVT per action as a table and an
- * accuracy-vs-tokens plot into the longest run's report.html and bench/results/learning.json.
- *
- * Usage: npm run bench -- learning [--steps=4000,28000 | --minutes=10,120] [--programs=N]
- *          [--docs-per-program=N] [--out=DIR] [--backend=B] [--set=K=V ...]
- *          [--cruxeval=FILE|none [--cruxeval-programs=200]] [--sessions=30]
- *
- * Budgets are work (--steps, the default: the same models on every machine); --minutes is an
- * opt-in wall-clock budget whose models depend on the machine's speed. 28,000 steps is the old
- * "120-minute point" at 8k tokens/s. Data that runs out stops the curve (docs/eval.md, "Session
- * 8"): with step budgets the bench generates enough programs that the longest run reads each
- * NDL document at most twice (ndl_epochs.ts), checks that on the built data and generates more
- * once if the guess fell short; with --minutes the tokens are known only afterwards, so each
- * point records the epochs it read and says when they were more than two.
- */
 /** Training tokens of one step of the recipe (micro-batch × accumulation × T). */
 function tokensPerStep(o: QuickstartOptions): number {
   const config = loadRunConfigFile(o.config, o.set);
@@ -58,6 +39,25 @@ async function prepareData(o: QuickstartOptions, dir: string, seconds: StageSeco
   return { data, programs };
 }
 
+/**
+ * The learning curve of the quickstart recipe on this machine: one data set (quickstart stages
+ * 1–5), then one training run per budget — each a complete run whose LR schedule ends at its own
+ * budget, not a checkpoint of a longer run — each evaluated on the same held-out tasks beside
+ * the rule baselines. Writes full-frame / SRC / EVT per action as a table and an
+ * accuracy-vs-tokens plot into the longest run's report.html and bench/results/learning.json.
+ *
+ * Usage: npm run bench -- learning [--steps=4000,28000 | --minutes=10,120] [--programs=N]
+ *          [--docs-per-program=N] [--out=DIR] [--backend=B] [--set=K=V ...]
+ *          [--cruxeval=FILE|none [--cruxeval-programs=200]] [--sessions=30]
+ *
+ * Budgets are work (--steps, the default: the same models on every machine); --minutes is an
+ * opt-in wall-clock budget whose models depend on the machine's speed. 28,000 steps is the old
+ * "120-minute point" at 8k tokens/s. Data that runs out stops the curve (docs/eval.md, "Session
+ * 8"): with step budgets the bench generates enough programs that the longest run reads each
+ * NDL document at most twice (ndl_epochs.ts), checks that on the built data and generates more
+ * once if the guess fell short; with --minutes the tokens are known only afterwards, so each
+ * point records the epochs it read and says when they were more than two.
+ */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const opt = (name: string) => flagValue(args, name);
   const budgets = budgetsOf(args);
@@ -87,9 +87,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const label = budgets.kind === 'steps' ? `${value} steps` : `${value} min`;
     const runDir = path.join(dir, budgets.kind === 'steps' ? `run-${value}steps` : `run-${value}min`);
     const r = budgets.kind === 'steps' ? await trainAndEvaluate({ ...o, steps: value }, data, runDir, null, seconds) : await trainAndEvaluate(o, data, runDir, value, seconds);
-    const epochs = ndlEpochs(ndlTokens, r.tokens);
-    if (epochs > MAX_NDL_EPOCHS) process.stderr.write(`      note: ${label} read the NDL documents ${epochs.toFixed(2)} times (more than ${MAX_NDL_EPOCHS}): give --programs ${programsFor(r.tokens, ndlTokens / programs, programs)} for this budget\n`);
-    points.push({ ...learningPoint(label, r), runDir, ndlEpochs: epochs });
+    if (r.ndlEpochs > MAX_NDL_EPOCHS) process.stderr.write(`      note: ${label} read the NDL documents ${r.ndlEpochs.toFixed(2)} times (more than ${MAX_NDL_EPOCHS}): give --programs ${programsFor(r.tokens, ndlTokens / programs, programs)} for this budget\n`);
+    points.push({ ...learningPoint(label, r), runDir });
   }
   const longest = points[points.length - 1];
   const section: ReportSection = { title: 'Learning curve (quickstart recipe, one run per budget)', html: learningHtml(points) };
@@ -130,7 +129,7 @@ interface LearningPoint {
   srcTokens: { firstToken: number; restTokens: number; spanExact: number; spans: number };
 }
 
-function learningPoint(label: string, r: TrainedAndEvaluated): Omit<LearningPoint, 'runDir' | 'ndlEpochs'> {
+function learningPoint(label: string, r: TrainedAndEvaluated): Omit<LearningPoint, 'runDir'> {
   const model: Record<string, ComponentRates> = r.result.tables[r.completer.name];
   const base: Record<string, ComponentRates> = r.result.tables.baseline;
   const free: Record<string, ComponentRates> = r.result.tables[FREE_SRC_NAME];
@@ -149,7 +148,7 @@ function learningPoint(label: string, r: TrainedAndEvaluated): Omit<LearningPoin
   };
   const { firstToken, restTokens, spanExact, spans } = r.srcTokens;
   return {
-    label, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, byAction,
+    label, ndlEpochs: r.ndlEpochs, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, byAction,
     sessions: { stops: r.sessions.stops, right: r.sessions.right, sessions: r.sessions.sessions }, cruxeval,
     copyProbeRepeatTop1: r.copyProbe.repeatAccuracy, srcTokens: { firstToken, restTokens, spanExact, spans },
   };

@@ -110,9 +110,11 @@ export function torchRun(peer: Peer, c: ModelConfig, batch: number, steps: numbe
 
 /**
  * OpenBLAS settings a machine may set for every process (machines of this kind set
- * OPENBLAS_CORETYPE=Haswell, on AVX-512 CPUs too): they hold the peer's BLAS to older kernels (pip torch 2.13 on the
- * quickstart shape, torch.compile with SDPA, 2 threads: 9.4k tokens/s with them, 13.4k
- * without, AMD EPYC), which a user tuning PyTorch would not keep. The peer runs without them.
+ * OPENBLAS_CORETYPE=Haswell, on AVX-512 CPUs too): they hold an OpenBLAS peer (Debian's
+ * python3-torch) to older kernels, which a user tuning PyTorch would not keep, so the peer runs
+ * without them. pip's torch does not use OpenBLAS (it links MKL statically; the OpenBLAS mapped
+ * in its process is numpy's), so these variables do not touch its matmuls; its label says which
+ * kernels MKL chose (torch_ref_train.py mkl_code_path).
  */
 const BLAS_OVERRIDES = ['OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE'];
 

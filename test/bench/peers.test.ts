@@ -86,6 +86,27 @@ describe('the products ndbg and the torch peer time', () => {
   });
 });
 
+describe('the BLAS the torch peer reports', () => {
+  const haveTorch = fs.existsSync(venv) && spawnSync(venv, ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
+  if (!haveTorch) console.log('skipped: the torch peer BLAS label (no .venv with torch)');
+  (haveTorch ? it : it.skip)("is the library torch's matmuls run on, not numpy's OpenBLAS, with MKL's code path on this CPU", () => {
+    const code = [
+      'import sys, re, torch; sys.path.insert(0, "bench")',
+      'import torch_ref_train as t',
+      'info = re.search(r"BLAS_INFO=([^,\\s]+)", torch.__config__.show()).group(1)',
+      'class A: device = "cpu"; sdpa = 0; compile = 0; warmup = 0',
+      'print(info, t.check_runtime(A()))',
+    ].join('\n');
+    const r = spawnSync(venv, ['-c', code], { cwd: root, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    const [info, label] = r.stdout.trim().split(' ');
+    // pip's torch links MKL statically and imports numpy, whose OpenBLAS is then mapped too:
+    // the label follows the build's BLAS_INFO, and for MKL says which kernels MKL chose here.
+    if (info === 'mkl') expect(label).toMatch(/^mkl\/(avx512|avx2|generic|unknown)$/);
+    else expect(label).not.toMatch(/^mkl/);
+  });
+});
+
 describe('peerEnv', () => {
   test("runs the peer without the machine's OpenBLAS core pinning, keeping everything else", () => {
     const saved = { ...process.env };
