@@ -1,14 +1,14 @@
 import { BenchUsageError, flagValue } from './flags';
 
-/**
- * The learning bench's budgets: work (--steps, the default: the same models on every machine)
- * or, opt-in, wall-clock minutes (--minutes: the models depend on the machine's speed).
- */
 /** The quickstart's budget and the old 120-minute point at 8k tokens/s. */
 const DEFAULT_STEP_BUDGETS = '4000,28000';
 
 export type Budgets = { kind: 'steps'; values: number[] } | { kind: 'minutes'; values: number[] };
 
+/**
+ * The learning bench's budgets: work (--steps, the default: the same models on every machine)
+ * or, opt-in, wall-clock minutes (--minutes: the models depend on the machine's speed).
+ */
 export function budgetsOf(args: string[]): Budgets {
   const minutes = flagValue(args, 'minutes');
   const steps = flagValue(args, 'steps');
