@@ -29,9 +29,10 @@ async function prepareData(o: QuickstartOptions, dir: string, seconds: StageSeco
   if (maxTokens !== undefined && !fixedPrograms) programs = programsFor(maxTokens, NDL_TOKENS_PER_PROGRAM, o.programs);
   let data = await prepareQuickstartData({ ...o, programs }, dir, seconds);
   if (maxTokens === undefined || fixedPrograms) return { data, programs };
-  const epochs = ndlEpochs(ndlTrainTokens(data.dataDir), maxTokens);
+  const ndlTokens = ndlTrainTokens(data.dataDir);
+  const epochs = ndlEpochs(ndlTokens, maxTokens);
   if (epochs > MAX_NDL_EPOCHS) {
-    const perProgram = ndlTrainTokens(data.dataDir) / programs;
+    const perProgram = ndlTokens / programs;
     programs = programsFor(maxTokens, perProgram, programs + 1);
     process.stderr.write(`      the longest budget would read the NDL documents ${epochs.toFixed(2)} times; generating ${programs} programs instead\n`);
     data = await prepareQuickstartData({ ...o, programs, force: true }, freshOutputDir(dir, true), seconds);
