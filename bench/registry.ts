@@ -17,4 +17,5 @@ export const benchmarks: Record<string, () => Promise<BenchFn>> = {
   scale: async () => (await import('./scale')).run,
   'step-profile': async () => (await import('./step_profile')).run,
   kernels: async () => (await import('./kernels')).run,
+  mine: async () => (await import('./mine')).run,
 };

@@ -20,19 +20,30 @@ import type { ProgramRecord, ProgramRun, Tracer } from './types';
 
 /** Modules mined code may import: pure, deterministic standard-library modules. */
 export const MINE_ALLOW_IMPORTS = [
-  'abc', 'array', 'base64', 'binascii', 'bisect', 'calendar', 'cmath', 'codecs', 'collections', 'colorsys', 'contextlib',
-  'copy', 'copyreg', 'csv', 'dataclasses', 'datetime', 'decimal', 'difflib', 'enum', 'fnmatch', 'fractions', 'functools',
-  'heapq', 'html', 'io', 'ipaddress', 'itertools', 'json', 'keyword', 'math', 'numbers', 'operator', 'posixpath', 'pprint',
-  're', 'reprlib', 'shlex', 'statistics', 'string', 'stringprep', 'struct', 'textwrap', 'types', 'typing', 'unicodedata',
-  'warnings', 'zlib',
+  '__future__', 'abc', 'array', 'ast', 'base64', 'binascii', 'bisect', 'calendar', 'cmath', 'codecs', 'collections', 'colorsys',
+  'contextlib', 'copy', 'copyreg', 'csv', 'dataclasses', 'datetime', 'decimal', 'difflib', 'enum', 'errno', 'fnmatch',
+  'fractions', 'functools', 'hashlib', 'heapq', 'html', 'io', 'ipaddress', 'itertools', 'json', 'keyword', 'math', 'numbers',
+  'operator', 'posixpath', 'pprint', 're', 'reprlib', 'shlex', 'statistics', 'string', 'stringprep', 'struct', 'textwrap',
+  'types', 'typing', 'unicodedata', 'warnings', 'zlib',
 ];
+
+/** What the mining tracer's workers import before forking (`SandboxOptions.preimport`): the
+ * allow-list but `statistics`, which imports `random` (seeded per program, on import). */
+export const MINE_PREIMPORT = MINE_ALLOW_IMPORTS.filter((m) => m !== 'statistics');
 
 /** Exceptions that mean the input was of the wrong type, not that the code raised on purpose. */
 const WRONG_INPUT = /^(TypeError|AttributeError|NameError|ImportError|ModuleNotFoundError|RecursionError|NotImplementedError|UnboundLocalError)\b/;
 
 export interface MineOptions {
   files: CorpusFile[];
+  /** Runs every proposed call. */
   tracer: Tracer;
+  /**
+   * Runs the determinism check of the calls that would be kept (default: `tracer`). Give a
+   * tracer that runs each program in a fresh process when `tracer` shares processes beyond
+   * purity.py's strict rule: a kept call's trace is then the one any later stage computes.
+   */
+  checkTracer?: Tracer;
   seed: number;
   /** Calls proposed per function. */
   candidates: number;
@@ -80,7 +91,11 @@ export interface MineSummary {
   recordsKept: number;
   /** Kept functions per package. */
   perPackage: Record<string, number>;
+  /** Calls tried per package: where the time went (with `perPackage`, which packages pay). */
+  callsPerPackage: Record<string, number>;
   callsFromCorpus: number;
+  /** Wall seconds of the extraction (one Python process, before any call runs). */
+  extractionSeconds: number;
 }
 
 interface Extracted extends FunctionHints {
@@ -116,6 +131,7 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
   const python = opts.python ?? 'python3';
   const mined = opts.files.filter((f) => !f.test);
   const relOf = new Map(opts.files.map((f) => [f.path, f.rel]));
+  const extractionStart = Date.now();
   const { functions, summary } = await runExtractor(python, {
     files: mined.map((f) => ({ path: f.path, module: f.module, origin: f.origin })),
     callsite_files: opts.files.filter((f) => f.test).map((f) => ({ path: f.path, module: f.module, origin: f.origin })),
@@ -123,6 +139,7 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     max_function_lines: opts.maxFunctionLines,
     max_code_lines: opts.maxCodeLines,
   });
+  const extractionSeconds = (Date.now() - extractionStart) / 1000;
   const extraction = { ...summary.counts };
   const functionRejections: Record<string, number> = {};
   const callRejections: Record<string, number> = {};
@@ -162,7 +179,9 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     functionsKept: 0,
     recordsKept: 0,
     perPackage: {},
+    callsPerPackage: {},
     callsFromCorpus: 0,
+    extractionSeconds,
   };
   const redraws = opts.redraws ?? 0;
   type Kept = Array<Array<{ rec: ProgramRecord; fp: string }>>;
@@ -177,15 +196,22 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     // The code's static facts, once per function: every call of it shares its code.
     const batchFacts = await codeFacts(batch.map((f) => f.code));
     let pending: Array<{ f: number; call: Call; redrawn: boolean }> = [];
+    // Candidates go in two waves: the second only for functions the first left short of
+    // `perFunction` (in one wave, 7% of all calls were surplus to a function's keeps).
+    const secondWave: Call[][] = batch.map(() => []);
     batch.forEach((f, j) => {
-      for (const call of candidateCalls(f, opts.candidates, rngs[j])) {
+      const calls = candidateCalls(f, opts.candidates, rngs[j]);
+      const firstWave = Math.max(opts.perFunction, Math.ceil(calls.length / 2));
+      calls.forEach((call, k) => {
         tried[j].add(call.input);
-        pending.push({ f: j, call, redrawn: false });
-      }
+        if (k < firstWave) pending.push({ f: j, call, redrawn: false });
+        else secondWave[j].push(call);
+      });
     });
     for (let round = 0; pending.length; round++) {
       const records: ProgramRecord[] = pending.map(({ f, call }, i) => ({ id: `${batch[f].module}.${batch[f].function}@${round}.${i}`, code: batch[f].code, input: call.input, entry: batch[f].function }));
       out.callsTried += records.length;
+      for (const { f } of pending) bump(out.callsPerPackage, batch[f].origin.package);
       out.callsRedrawn += pending.filter((p) => p.redrawn).length;
       const facts = pending.map(({ f }) => batchFacts[f]);
       const outcomes = await filterRecords(records, facts, opts.tracer, filter, undefined, { keepRuns: true });
@@ -216,7 +242,7 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
       // The determinism check (a second run with the heap perturbed) only for the calls that
       // would be kept: most calls fail the checks above, and their second run was most of the
       // time. (A call found nondeterministic here still took its function's slot: 3-7 per run.)
-      const same = await sameTraceAgain(tentative.map((t) => records[t.i]), tentative.map((t) => t.fp), opts.tracer);
+      const same = await sameTraceAgain(tentative.map((t) => records[t.i]), tentative.map((t) => t.fp), opts.checkTracer ?? opts.tracer);
       tentative.forEach(({ i, fp }, k) => {
         const { f, redrawn } = pending[i];
         if (!same[k]) return bump(callRejections, 'nondeterministic');
@@ -224,7 +250,9 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
         kept[f].push({ rec: { ...records[i], id: `${batch[f].module}.${batch[f].function}#${kept[f].length}` }, fp });
         if (redrawn) out.keptFromRedraws++;
       });
-      // Functions still short of calls re-draw the blamed arguments of their failed calls.
+      // Functions still short of calls re-draw the blamed arguments of their failed calls, and
+      // run their second wave (after the re-draws: a re-draw's own failure, next round, is the
+      // one whose fix finds the input; see the round budgets).
       pending = [];
       if (round >= 2) break;
       // The first re-draw round spends at most half the budget: its fixes often fail on the
@@ -238,6 +266,7 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
           pending.push({ f, call, redrawn: true });
         }
       }
+      if (round === 0) batch.forEach((_, j) => kept[j].length < opts.perFunction && secondWave[j].forEach((call) => pending.push({ f: j, call, redrawn: false })));
     }
     return kept;
   };

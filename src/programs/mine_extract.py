@@ -28,19 +28,39 @@ _FREE = {}
 
 
 def free_names(node):
+    """(runtime, annotation_only): the names a definition reads that it does not bind itself,
+    split by whether anything but an annotation reads them; None when it rebinds module state."""
     key = id(node)
     if key not in _FREE:
         _FREE[key] = _free_names(node)
     return _FREE[key]
 
 
+def annotation_nodes(node):
+    """Ids of the nodes inside annotations (parameters, returns, annotated assignments)."""
+    roots = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.arg) and n.annotation is not None:
+            roots.append(n.annotation)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None:
+            roots.append(n.returns)
+        elif isinstance(n, ast.AnnAssign):
+            roots.append(n.annotation)
+    return {id(m) for r in roots for m in ast.walk(r)}
+
+
 def _free_names(node):
-    """Names a definition reads that it does not bind itself (a sound over-approximation: a
-    name bound anywhere inside counts as local, which at worst drops a function)."""
-    loads, binds = set(), set()
+    """A sound over-approximation: a name bound anywhere inside counts as local, which at worst
+    drops a function. Annotation-only names are kept apart: under `from __future__ import
+    annotations` nothing evaluates them, so one that cannot be resolved need not drop the code."""
+    loads, annotation_loads, binds = set(), set(), set()
+    in_annotation = annotation_nodes(node)
     for n in ast.walk(node):
         if isinstance(n, ast.Name):
-            (loads if isinstance(n.ctx, ast.Load) else binds).add(n.id)
+            if not isinstance(n.ctx, ast.Load):
+                binds.add(n.id)
+            else:
+                (annotation_loads if id(n) in in_annotation else loads).add(n.id)
         elif isinstance(n, ast.arg):
             binds.add(n.arg)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
@@ -54,7 +74,8 @@ def _free_names(node):
             return None  # rebinding module state: not standalone in the sense we want
     if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
         binds.discard(node.name)
-    return loads - binds
+    runtime = loads - binds
+    return runtime, annotation_loads - binds - runtime
 
 
 def is_generator(fn):
@@ -63,6 +84,12 @@ def is_generator(fn):
             # A yield inside a nested def or lambda belongs to that one; rare enough to drop too.
             return True
     return False
+
+
+def is_overload(decorator):
+    """`@overload` / `@typing.overload`: a signature stub, the real body comes after it."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)) == "overload"
 
 
 class Module:
@@ -119,9 +146,13 @@ class Closure:
         self.seen = set()
         self.bound = {}  # name -> (module path, stmt id): a second binding of a name is a conflict
         self.imports = []  # import lines, in first-seen order
+        # Set when an annotation-only name could not be resolved: the code then starts with
+        # `from __future__ import annotations`, under which no annotation is evaluated.
+        self.lazy_annotations = False
 
-    def bind(self, name, mod, st):
-        key = (mod.path, id(st))
+    def bind(self, name, key):
+        """`key` says what the name is bound to: a statement (module path, id), or the import
+        line, so that `from typing import Any` in two modules is one binding, not a conflict."""
         prev = self.bound.get(name)
         if prev is not None and prev != key:
             raise Reject("name_conflict")
@@ -143,26 +174,44 @@ class Closure:
         if isinstance(kind, tuple):
             self.need_import(mod, name, st, kind, depth)
             return
-        self.bind(name, mod, st)
         key = (mod.path, id(st))
+        self.bind(name, key)
         if key in self.seen:
             return
         self.seen.add(key)
         if isinstance(st, (ast.FunctionDef, ast.ClassDef)) and st.decorator_list:
             for d in st.decorator_list:
-                for n in free_names(d) or ():
+                runtime, annotation_only = free_names(d) or ((), ())
+                for n in sorted(runtime | annotation_only):
                     self.need(mod, n, depth + 1)
         names = free_names(st)
         if names is None:
             raise Reject("global_statement")
-        for n in sorted(names):
+        runtime, annotation_only = names
+        for n in sorted(runtime):
             if n != name:
                 self.need(mod, n, depth + 1)
+        for n in sorted(annotation_only):
+            if n != name:
+                self.need_for_annotation(mod, n, depth + 1)
         self.lines += st.end_lineno - st.lineno + 1
         if self.lines > self.max_lines:
             # Stop early: in large packages a closure can pull in half the package.
             raise Reject("code_too_long")
         self.emitted.append((mod, st))
+
+    def need_for_annotation(self, mod, name, depth):
+        """Resolves a name only annotations read, as `need` does; when it cannot be resolved the
+        closure is left as it was and its annotations become lazy (typing names imported under
+        `if TYPE_CHECKING:` are the common case)."""
+        saved = (self.lines, list(self.emitted), set(self.seen), dict(self.bound), list(self.imports), self.lazy_annotations)
+        try:
+            self.need(mod, name, depth)
+        except Reject as r:
+            if str(r) == "too_deep":
+                raise
+            self.lines, self.emitted, self.seen, self.bound, self.imports, _ = saved
+            self.lazy_annotations = True
 
     def need_import(self, mod, name, st, kind, depth):
         how, alias = kind
@@ -171,7 +220,7 @@ class Closure:
             if top not in self.allow:
                 raise Reject("import_outside_allow_list")
             line = "import %s%s\n" % (alias.name, " as " + alias.asname if alias.asname else "")
-            self.bind(name, mod, st)
+            self.bind(name, line)
             if line not in self.imports:
                 self.imports.append(line)
             return
@@ -179,7 +228,7 @@ class Closure:
         top = target.split(".")[0]
         if top in self.allow:
             line = "from %s import %s%s\n" % (target, alias.name, " as " + alias.asname if alias.asname else "")
-            self.bind(name, mod, st)
+            self.bind(name, line)
             if line not in self.imports:
                 self.imports.append(line)
             return
@@ -191,7 +240,7 @@ class Closure:
         self.need(other, alias.name, depth + 1)
 
     def code(self):
-        parts = list(self.imports)
+        parts = (["from __future__ import annotations\n"] if self.lazy_annotations else []) + self.imports
         if parts:
             parts.append("\n")
         for mod, st in self.emitted:
@@ -242,8 +291,8 @@ def main():
             if name.startswith("__"):
                 reject("dunder")
                 continue
-            if st.decorator_list:
-                reject("decorated")
+            if any(is_overload(d) for d in st.decorator_list):
+                reject("overload_stub")
                 continue
             if is_generator(st):
                 reject("generator_function")

@@ -40,6 +40,15 @@ export interface SandboxOptions {
    * program when less than that program's time limit + 1 s would be left of it. */
   sessionCpuS?: number;
   python?: string;
+  /** Modules the worker imports before it forks any program (e.g. the standard-library modules
+   * mined code imports), so that no program pays for importing them. None that imports
+   * `random`: the worker refuses to start (programs seed it on import). */
+  preimport?: string[];
+  /** Loosens what the shared child takes to purity.first_look, admitting imports of these
+   * modules (of `preimport`), class definitions and attribute stores. Its traces are then a
+   * first look only: keep a result only when a fresh fork (a pool without this) gives the same
+   * trace, as the miner does. */
+  firstLookModules?: string[];
   /** Host paths the programs read (a repository being traced): bubblewrap mounts a fresh /tmp,
    * so those under /tmp are bound into it read-only. */
   readOnlyPaths?: string[];
@@ -225,6 +234,8 @@ export class SandboxPool {
       seed: options.seed ?? 0,
       session_programs: options.sessionPrograms ?? 1000,
       session_cpu_s: Math.round(options.sessionCpuS ?? 60),
+      preimport: options.preimport ?? [],
+      first_look_modules: options.firstLookModules ?? [],
     };
     this.stuckMs = (timeoutS + killGraceS) * 1000 + 10000;
     this.workers = Array.from({ length: Math.max(1, size) }, () => new Worker(this));

@@ -145,6 +145,7 @@ class Runner:
         the result is written."""
         self.session = True
         budget = self.cfg["session_cpu_s"]
+        admitted = frozenset(self.cfg.get("first_look_modules", ()))
         self.enter_child(budget)
         w = self.w
         header = memoryview(w.header)
@@ -172,7 +173,7 @@ class Runner:
             except BaseException:  # e.g. RecursionError on deeply nested source
                 os.write(replyfd, b"I")
                 continue
-            if compiled is not None and not purity.shareable(compiled):
+            if compiled is not None and not (purity.first_look(compiled, admitted) if admitted else purity.shareable(compiled)):
                 os.write(replyfd, b"I")
                 continue
             self.start_program()

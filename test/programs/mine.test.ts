@@ -58,6 +58,25 @@ describe('programs mine', () => {
     expect(byFunction('count_vowels')[0].code).not.toContain('>>>');
   });
 
+  it('resolves annotations lazily when a name only annotations read is not importable', () => {
+    // Sequence is imported under `if TYPE_CHECKING:`; Any is imported by both modules, the same
+    // import, so one binding rather than a name conflict.
+    const code = byFunction('heaviest')[0].code;
+    expect(code).toMatch(/^from __future__ import annotations\nfrom typing import Any\n\n/);
+    expect(code.match(/from typing import Any/g)).toHaveLength(1);
+    expect(code).toContain('def weigh(item: Any, bonus: int) -> int:');
+    expect(code).not.toContain('collections.abc');
+    // Code whose annotations all resolve stays as written.
+    expect(byFunction('squash')[0].code).not.toContain('__future__');
+  });
+
+  it('mines a decorated function with its decorator, and skips overload stubs', () => {
+    const steps = byFunction('steps_to_one');
+    expect(steps.length).toBeGreaterThanOrEqual(2);
+    expect(steps[0].code).toMatch(/^import functools\n\n@functools\.lru_cache\(maxsize=None\)\ndef steps_to_one\(n\):/);
+    expect(mined.summary.extraction.overload_stub).toBe(2);
+  });
+
   it('uses literal call sites from test files as inputs, and never mines the tests', () => {
     expect(byFunction('total_positive').map((r) => r.input)).toContain('[3, -1, 4]');
     expect(mined.records.some((r) => r.source.file.includes('tests/'))).toBe(false);
@@ -77,6 +96,8 @@ describe('programs mine', () => {
     expect(mined.summary.callRejections.too_few_lines).toBeGreaterThan(0);
     expect(mined.summary.functionsKept).toBe(new Set(mined.records.map((r) => r.source.function)).size);
     expect(mined.summary.perPackage).toEqual({ pkg: mined.summary.functionsKept });
+    expect(mined.summary.callsPerPackage).toEqual({ pkg: mined.summary.callsTried });
+    expect(mined.summary.extractionSeconds).toBeGreaterThan(0);
   });
 
   it('gives the same records for the same seed, and other inputs for another', async () => {
@@ -92,7 +113,8 @@ describe('programs mine', () => {
     const summary = await mineFunctions({ ...options(), batchSize: 2 }, (r) => small.push(r));
     expect(summary.functionsExtracted).toBeGreaterThan(3 * 2); // more batches than are in flight
     expect(JSON.stringify(small)).toBe(JSON.stringify(mined.records));
-    expect(summary).toEqual(mined.summary); // extraction counts, modules and functions seen too
+    // Extraction counts, modules and functions seen too; only the time differs.
+    expect({ ...summary, extractionSeconds: 0 }).toEqual({ ...mined.summary, extractionSeconds: 0 });
   }, 120000);
 
   it('re-draws calls that failed on their input: a function only a re-drawn dict with the key feeds', async () => {
@@ -108,6 +130,26 @@ describe('programs mine', () => {
     expect(summary.keptFromRedraws).toBeGreaterThanOrEqual(labels.length);
     expect(summary.functionsKept).toBeGreaterThan(mined.summary.functionsKept);
     expect(summary.callsTried).toBe(mined.summary.callsTried + summary.callsRedrawn);
+  }, 120000);
+
+  it('runs the second wave of candidates only for functions the first left short', () => {
+    const { callsTried, callsRedrawn, functionsExtracted, callRejections } = mined.summary;
+    expect(callsRedrawn).toBe(0);
+    // Every function has 8 candidates; those with 4 distinct keeps after 4 calls skip the rest.
+    expect(callsTried).toBeLessThan(functionsExtracted * 8);
+    expect(callsTried).toBeGreaterThan(functionsExtracted * 4);
+    expect(byFunction('steps_to_one')).toHaveLength(4);
+    expect(callRejections.enough_for_function ?? 0).toBeLessThan(functionsExtracted);
+  });
+
+  it('keeps a call only when the check tracer gives the same trace', async () => {
+    const tracer = rawTracer().trace;
+    // A check tracer whose runs end otherwise: every would-be keep is found nondeterministic.
+    const checkTracer = async (programs: Parameters<typeof tracer>[0]) => (await tracer(programs)).map((run) => ({ ...run, error: 'not the first run' }));
+    const records: MinedRecord[] = [];
+    const summary = await mineFunctions({ ...options(), checkTracer }, (r) => records.push(r));
+    expect(records).toEqual([]);
+    expect(summary.callRejections.nondeterministic).toBeGreaterThan(0);
   }, 120000);
 
   it('drops functions whose code is in the evaluation set', async () => {

@@ -28,6 +28,19 @@ const generated: CallRecord[] = Array.from({ length: 60 }, (_, i) => generatePro
   g.inputs.slice(0, 2).map((input, k) => ({ id: `${g.id}-${k}`, code: g.code, call: `f(${input})` })),
 );
 
+/** `verdict` (a Python expression of `co`, the compiled program) for each code, from purity.py. */
+function purityVerdicts(codes: string[], verdict: string): unknown[] {
+  const script = [
+    'import json, sys',
+    `sys.path.insert(0, ${JSON.stringify(path.dirname(assetPath('src/trace/purity.py')))})`,
+    'import purity, tracer',
+    `print(json.dumps([(lambda co: ${verdict})(tracer.compile_program(c, "f()")) for c in json.load(sys.stdin)]))`,
+  ].join('\n');
+  const res = spawnSync('python3', ['-S', '-c', script], { input: JSON.stringify(codes), encoding: 'utf8' });
+  expect(res.stderr).toBe('');
+  return JSON.parse(res.stdout) as unknown[];
+}
+
 describe('purity.shareable', () => {
   const cases: Array<[string, boolean]> = [
     ['def f(xs):\n    return sorted(xs, key=lambda x: -x)', true],
@@ -50,17 +63,71 @@ describe('purity.shareable', () => {
     ['def f():\n    exit(3)', false],
   ];
   it('admits code that can leave nothing behind, refuses code that could', () => {
-    const script = [
-      'import json, sys',
-      `sys.path.insert(0, ${JSON.stringify(path.dirname(assetPath('src/trace/purity.py')))})`,
-      'import purity, tracer',
-      'cases = json.load(sys.stdin)',
-      'print(json.dumps([purity.shareable(tracer.compile_program(c, "f()")) for c in cases]))',
-    ].join('\n');
-    const res = spawnSync('python3', ['-S', '-c', script], { input: JSON.stringify(cases.map((c) => c[0])), encoding: 'utf8' });
-    expect(res.stderr).toBe('');
-    const got = JSON.parse(res.stdout) as boolean[];
+    const got = purityVerdicts(cases.map((c) => c[0]), 'purity.shareable(co)') as boolean[];
     expect(cases.map(([code], i) => [code, got[i]])).toEqual(cases.map(([code, want]) => [code, want]));
+  });
+});
+
+describe('purity.first_look', () => {
+  // Admitted: math, re, __future__ (the miner admits what its workers import before forking).
+  const cases: Array<[string, boolean]> = [
+    ['import math\ndef f(x):\n    return math.sqrt(x)', true],
+    ['from __future__ import annotations\nfrom re import sub\ndef f(s: Text):\n    return sub("a", "b", s)', true],
+    ['def f(x):\n    import math\n    return math.floor(x)', true],
+    ['import re\nclass A:\n    def __init__(self, x):\n        self.x = x\ndef f():\n    return A(1).x', true],
+    ['import os\ndef f():\n    return os.getcwd()', false],
+    ['import math\nimport os.path\ndef f(x):\n    return x', false],
+    ['def f(x):\n    from os import path\n    return x', false],
+    ['from math import *\ndef f(x):\n    return x', false],
+    ['class A:\n    def __del__(self):\n        print(1)\ndef f():\n    return A()', false],
+    ['import re\ndef f():\n    re.purge()', false],
+    ['import math\ndef f(x):\n    return id(math)', false],
+    ['def f(g):\n    return g.__globals__', false],
+    ['import math\ndef f(x):\n    setattr(math, "pi", 3)', false],
+  ];
+  it('lets in admitted imports, classes and attribute stores, and nothing that reaches further', () => {
+    const admitted = 'frozenset(["math", "re", "__future__"])';
+    const got = purityVerdicts(cases.map((c) => c[0]), `[purity.first_look(co, ${admitted}), purity.shareable(co)]`) as Array<[boolean, boolean]>;
+    expect(cases.map(([code], i) => [code, got[i][0]])).toEqual(cases.map(([code, want]) => [code, want]));
+    // The strict rule keeps every one of them out.
+    expect(got.every(([, strict]) => strict === false)).toBe(true);
+  });
+});
+
+describe('pre-imported modules and the first-look rule in the shared child', () => {
+  it('give the same records as a fresh fork per program, with the importing and class-defining programs shared', async () => {
+    const progs: CallRecord[] = [
+      { id: 'typing', code: 'import typing\nimport re\ndef f(s: typing.Any):\n    words = re.split(r"\\s+", s)\n    return len(words)', call: 'f("a b  c")' },
+      { id: 'dates', code: 'import datetime\ndef f(d):\n    day = datetime.date(2024, 1, d)\n    return day.isoformat()', call: 'f(5)' },
+      { id: 'plain', code: 'def f(n):\n    return n * 2', call: 'f(4)' },
+      { id: 'frac', code: 'from fractions import Fraction\ndef f(a, b):\n    q = Fraction(a, b)\n    return str(q)', call: 'f(6, 4)' },
+      { id: 'class', code: 'import re\nclass Box:\n    def __init__(self, w):\n        self.w = w\ndef f(w):\n    b = Box(w)\n    b.w += 1\n    return b.w', call: 'f(2)' },
+    ];
+    const modules = ['typing', 're', 'datetime', 'fractions'];
+    const relaxed = new SandboxPool(1, { preimport: modules, firstLookModules: modules });
+    const strict = new SandboxPool(1, { sessionPrograms: 0 });
+    try {
+      const a = await collect(relaxed, progs);
+      const b = await collect(strict, progs);
+      expect(a.map((r) => JSON.stringify(r))).toEqual(b.map((r) => JSON.stringify(r)));
+      expect(a.map((r) => r.events.at(-1)!.value)).toEqual(['3', "'2024-01-05'", '8', "'3/2'", '3']);
+      const stats = await relaxed.stats();
+      expect(stats).toMatchObject({ shared: 5, forked: 0 });
+    } finally {
+      await relaxed.close();
+      await strict.close();
+    }
+  });
+
+  it('refuses to start a worker that would import random before the programs seed it', async () => {
+    const pool = new SandboxPool(1, { preimport: ['statistics'] });
+    try {
+      const [rec] = await collect(pool, [{ id: 'x', code: 'def f():\n    return 1', call: 'f()' }]);
+      expect(rec.status).toBe('error');
+      expect(rec.error).toMatch(/random/);
+    } finally {
+      await pool.close();
+    }
   });
 });
 

@@ -6,7 +6,7 @@ import { UserError } from '../../util/errors';
 import { AtomicJsonlWriter } from '../../util/jsonl';
 import { Progress } from '../../util/progress';
 import { loadCruxEvalJsonl } from '../../programs/loaders';
-import { mineFunctions, MINE_ALLOW_IMPORTS } from '../../programs/mine';
+import { mineFunctions, MINE_ALLOW_IMPORTS, MINE_PREIMPORT } from '../../programs/mine';
 import { directoryFiles, packageFiles, pythonVersion, stdlibFiles, type CorpusFile } from '../../programs/mine_corpus';
 import { programKeys } from '../../programs/splits';
 import { sandboxTracer } from '../../trace/tracers';
@@ -55,7 +55,12 @@ export const mine: CommandModule = {
     const out = args.out as string;
     if (!fs.existsSync(path.dirname(path.resolve(out)))) throw new UserError(`--out ${out}: directory ${path.dirname(out)} does not exist`);
     const against = args.against ? new Set(await programKeys(await loadCruxEvalJsonl(args.against as string))) : undefined;
-    const tracer = sandboxTracer(args.workers as number, { maxEvents: (args['max-events'] as number) + 16, timeoutS: args.timeout as number });
+    const limits = { maxEvents: (args['max-events'] as number) + 16, timeoutS: args.timeout as number, preimport: MINE_PREIMPORT };
+    // Most calls run in a shared process though they import and define classes (a fork costs
+    // more than most calls); the determinism check of those kept runs each in a fresh fork,
+    // as `trace` will.
+    const tracer = sandboxTracer(args.workers as number, { ...limits, firstLookModules: MINE_PREIMPORT });
+    const checkTracer = sandboxTracer(args.workers as number, limits);
     const writer = new AtomicJsonlWriter(out);
     const bar = new Progress('mine functions', undefined, process.stderr, args.quiet as boolean);
     let shown = 0;
@@ -66,6 +71,7 @@ export const mine: CommandModule = {
         {
           files,
           tracer: tracer.trace,
+          checkTracer: checkTracer.trace,
           seed: args.seed as number,
           candidates: positiveInt(args, 'candidates'),
           redraws: atLeast(args, 'redraws', 0),
@@ -89,7 +95,7 @@ export const mine: CommandModule = {
       writer.abort();
       throw e;
     } finally {
-      await tracer.close();
+      await Promise.all([tracer.close(), checkTracer.close()]);
     }
     bar.finish();
     const seconds = (Date.now() - start) / 1000;
