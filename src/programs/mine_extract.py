@@ -181,8 +181,8 @@ class Closure:
         self.seen.add(key)
         if isinstance(st, (ast.FunctionDef, ast.ClassDef)) and st.decorator_list:
             for d in st.decorator_list:
-                runtime, annotation_only = free_names(d) or ((), ())
-                for n in sorted(runtime | annotation_only):
+                # An expression: no `global` (never None) and no annotations in it.
+                for n in sorted(free_names(d)[0]):
                     self.need(mod, n, depth + 1)
         names = free_names(st)
         if names is None:
