@@ -14,10 +14,11 @@ the function, with the reason counted in the summary.
 
 import ast
 import builtins
+import gc
 import json
 import sys
 
-from mine_hints import body_literals, collect_callsites, doctest_calls, param_hints, resolve_from
+from mine_hints import body_literals, collect_callsites, doctest_calls, param_hints, resolve_from, walk
 
 BUILTINS = set(dir(builtins))
 # Module globals whose value depends on where the file lives or how it was imported.
@@ -39,14 +40,14 @@ def free_names(node):
 def annotation_nodes(node):
     """Ids of the nodes inside annotations (parameters, returns, annotated assignments)."""
     roots = []
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.arg) and n.annotation is not None:
             roots.append(n.annotation)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None:
             roots.append(n.returns)
         elif isinstance(n, ast.AnnAssign):
             roots.append(n.annotation)
-    return {id(m) for r in roots for m in ast.walk(r)}
+    return {id(m) for r in roots for m in walk(r)}
 
 
 def _free_names(node):
@@ -55,7 +56,7 @@ def _free_names(node):
     annotations` nothing evaluates them, so one that cannot be resolved need not drop the code."""
     loads, annotation_loads, binds = set(), set(), set()
     in_annotation = annotation_nodes(node)
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Name):
             if not isinstance(n.ctx, ast.Load):
                 binds.add(n.id)
@@ -79,7 +80,7 @@ def _free_names(node):
 
 
 def is_generator(fn):
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
             # A yield inside a nested def or lambda belongs to that one; rare enough to drop too.
             return True
@@ -107,7 +108,7 @@ class Module:
             elif isinstance(st, (ast.Assign, ast.AnnAssign)):
                 targets = st.targets if isinstance(st, ast.Assign) else [st.target]
                 for t in targets:
-                    for n in ast.walk(t):
+                    for n in walk(t):
                         if isinstance(n, ast.Name):
                             self.defs[n.id] = (st, "assign")
             elif isinstance(st, ast.Import):
@@ -266,6 +267,10 @@ def load(entry, counts):
 
 
 def main():
+    # The trees of the whole corpus stay alive to the end, and every collection of the cyclic
+    # garbage collector walked all of them: parsing took 3.5 times as long. ASTs hold no
+    # reference cycles; reference counting frees what this process lets go of.
+    gc.disable()
     req = json.load(sys.stdin)
     allow = set(req["allow_imports"])
     max_fn = req.get("max_function_lines", 40)

@@ -1,3 +1,4 @@
+import { execFileSync } from 'child_process';
 import * as path from 'path';
 import { mineFunctions, type MinedRecord, type MineOptions } from '../../src/programs/mine';
 import { directoryFiles, readDistMetadata } from '../../src/programs/mine_corpus';
@@ -231,6 +232,21 @@ describe('mining inputs and metadata', () => {
     const [keyed] = redrawCalls(h, { args: ["{'a': 1}", "'k'"], error: "KeyError: 'k'" }, Rng.from(0, 't'), seen, 4);
     expect(keyed.input).toMatch(/^\{'k': .+, 'a': 1\}, 'k'$/);
     expect(redrawCalls(h, { args: ['1', '2'], error: 'ValueError: no' }, Rng.from(0, 't'), seen, 4)).toEqual([]);
+  });
+
+  it("walks a tree in ast.walk's order (the extractor's call sites and closures depend on it)", () => {
+    // Three real modules of the standard library, nested functions, comprehensions and all.
+    const script = [
+      'import ast, sys, inspect, json, textwrap, argparse',
+      "sys.path.insert(0, sys.argv[1])",
+      'from mine_hints import walk',
+      'sig = lambda ns: [(type(n).__name__, getattr(n, "lineno", None), getattr(n, "col_offset", None)) for n in ns]',
+      'trees = [ast.parse(inspect.getsource(m)) for m in (json.decoder, textwrap, argparse)]',
+      'print(json.dumps([sig(walk(t)) == sig(ast.walk(t)) and len(walk(t)) for t in trees]))',
+    ].join('\n');
+    const sameOrder = JSON.parse(execFileSync('python3', ['-c', script, path.join(__dirname, '..', '..', 'src', 'programs')], { encoding: 'utf8' }));
+    expect(sameOrder).toHaveLength(3);
+    for (const n of sameOrder) expect(n).toBeGreaterThan(1000);
   });
 
   it('reads a distribution METADATA header', () => {
