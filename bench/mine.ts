@@ -43,6 +43,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     seed: m.seed,
     wallS,
     extractionS: m.extractionSeconds,
+    extractionPeakMiB: m.extractionPeakMiB,
     functionsKept: m.functionsKept,
     recordsKept: m.recordsKept,
     functionsPerMinute: m.functionsKept / (wallS / 60),

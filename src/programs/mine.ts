@@ -96,6 +96,8 @@ export interface MineSummary {
   callsFromCorpus: number;
   /** Wall seconds of the extraction (one Python process, before any call runs). */
   extractionSeconds: number;
+  /** The extraction's peak resident memory in MiB: it holds every module's tree at once. */
+  extractionPeakMiB: number;
 }
 
 interface Extracted extends FunctionHints {
@@ -108,7 +110,7 @@ interface Extracted extends FunctionHints {
   code: string;
 }
 
-async function runExtractor(python: string, request: unknown): Promise<{ functions: Extracted[]; summary: { modules: number; functions: number; counts: Record<string, number> } }> {
+async function runExtractor(python: string, request: unknown): Promise<{ functions: Extracted[]; summary: { modules: number; functions: number; counts: Record<string, number>; peak_rss_mib: number } }> {
   const stdout = await runPythonScript(python, assetPath('src/programs/mine_extract.py'), JSON.stringify(request));
   const lines = stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const summary = lines.pop();
@@ -182,6 +184,7 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     callsPerPackage: {},
     callsFromCorpus: 0,
     extractionSeconds,
+    extractionPeakMiB: summary.peak_rss_mib,
   };
   const redraws = opts.redraws ?? 0;
   type Kept = Array<Array<{ rec: ProgramRecord; fp: string }>>;

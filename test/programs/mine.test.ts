@@ -99,6 +99,9 @@ describe('programs mine', () => {
     expect(mined.summary.perPackage).toEqual({ pkg: mined.summary.functionsKept });
     expect(mined.summary.callsPerPackage).toEqual({ pkg: mined.summary.callsTried });
     expect(mined.summary.extractionSeconds).toBeGreaterThan(0);
+    // A Python process that parsed the fixture: some MiB, not 0 (a lost field) nor KiB read as MiB.
+    expect(mined.summary.extractionPeakMiB).toBeGreaterThan(5);
+    expect(mined.summary.extractionPeakMiB).toBeLessThan(2000);
   });
 
   it('gives the same records for the same seed, and other inputs for another', async () => {
@@ -114,8 +117,8 @@ describe('programs mine', () => {
     const summary = await mineFunctions({ ...options(), batchSize: 2 }, (r) => small.push(r));
     expect(summary.functionsExtracted).toBeGreaterThan(3 * 2); // more batches than are in flight
     expect(JSON.stringify(small)).toBe(JSON.stringify(mined.records));
-    // Extraction counts, modules and functions seen too; only the time differs.
-    expect({ ...summary, extractionSeconds: 0 }).toEqual({ ...mined.summary, extractionSeconds: 0 });
+    // Extraction counts, modules and functions seen too; only the time and the memory differ.
+    expect({ ...summary, extractionSeconds: 0, extractionPeakMiB: 0 }).toEqual({ ...mined.summary, extractionSeconds: 0, extractionPeakMiB: 0 });
   }, 120000);
 
   it('re-draws calls that failed on their input: a function only a re-drawn dict with the key feeds', async () => {

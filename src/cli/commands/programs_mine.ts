@@ -114,7 +114,7 @@ export const mine: CommandModule = {
     process.stdout.write(
       `mined ${summary.functionsKept} functions (${summary.recordsKept} calls) of ${summary.functionsExtracted} extracted from ${summary.functionsSeen} module-level functions in ${summary.modules} modules, ${seconds.toFixed(1)}s (${tracer.describe})\n` +
         `  per package: ${Object.entries(summary.perPackage).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
-        `  extraction: ${Object.entries(summary.extraction).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
+        `  extraction (${summary.extractionSeconds.toFixed(1)}s, peak ${summary.extractionPeakMiB} MiB): ${Object.entries(summary.extraction).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
         `  calls: ${summary.callsTried} tried (${summary.callsRedrawn} re-drawn from wrong-type failures, ${summary.keptFromRedraws} of them kept); rejected ${Object.entries(summary.callRejections).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
         `  functions dropped: ${Object.entries(summary.functionRejections).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
         `wrote ${out} and ${out}.manifest.json\n`,
