@@ -269,7 +269,7 @@ def load(entry, counts):
 
 def peak_rss_mib():
     """This process's peak resident memory: it holds every module's tree, so it grows with the
-    corpus (9 GB for the standard library and 328 packages)."""
+    corpus (docs/programs.md gives the bench's figure)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak // (1 << 20) if sys.platform == "darwin" else peak // 1024  # bytes on macOS, KiB elsewhere
 
