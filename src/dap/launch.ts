@@ -27,7 +27,7 @@ const LaunchSchema = z
     topP: z.number().gt(0).max(1).default(0.95),
     seed: z.number().int().default(0),
     maxNewTokens: z.number().int().positive().default(128),
-    beams: z.number().int().positive().default(1),
+    beams: z.number().int().positive().optional(),
     srcConstraint: z.boolean().default(true),
     backend: z.enum(BACKENDS as unknown as [string, ...string[]]).default('auto'),
   })
@@ -46,8 +46,8 @@ export function parseLaunchArgs(args: unknown): LaunchConfig {
   }
   const c = r.data;
   if (!/^[A-Za-z_]\w*\s*\(.*\)$/s.test(c.call.trim())) throw new UserError(`launch: "call" must be a call like f(3), got ${JSON.stringify(c.call)}`);
-  if (c.beams > 1 && c.temperature > 0) throw new UserError('launch: "beams" searches for the likeliest frame; it does not go with "temperature" > 0');
-  if (c.checkpoint === undefined && (c.temperature > 0 || c.beams > 1)) throw new UserError('launch: "temperature"/"beams" need a "checkpoint" (without one the adapter runs the oracle, which has nothing to sample)');
+  if (c.beams !== undefined && c.beams > 1 && c.temperature > 0) throw new UserError('launch: "beams" searches for the likeliest frame; it does not go with "temperature" > 0');
+  if (c.checkpoint === undefined && (c.temperature > 0 || (c.beams ?? 1) > 1)) throw new UserError('launch: "temperature"/"beams" need a "checkpoint" (without one the adapter runs the oracle, which has nothing to sample)');
   return c;
 }
 

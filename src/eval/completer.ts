@@ -20,6 +20,8 @@ export class PromptTooLongError extends Error {
 
 export interface TextCompleter {
   readonly name: string;
+  /** How an unsampled answer is decoded (`greedy`, `4-beam search`); the oracle has none. */
+  readonly decoding?: string;
   /** The context a prompt must fit (a model has one; the oracle does not). */
   readonly budget?: PromptBudget;
   /** The continuation text after `prefix` (the next frame; see above). */

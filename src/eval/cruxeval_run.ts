@@ -1,7 +1,8 @@
 /**
  * Runs the CruxEval tasks (src/eval/cruxeval.ts) with a completer and scores every sample in
  * the sandbox. Per-sample results go to a JSONL file as they are produced (a crash keeps what
- * was scored); the summary holds pass@1 (greedy) and pass@k (n samples) per task kind.
+ * was scored); the summary holds pass@1 of the unsampled answer (greedy or beam search, as the completer
+ * decodes at temperature 0) and pass@k (n samples) per task kind.
  */
 import { checkAssertion, SandboxPool, traceBatch } from '../trace';
 import type { ProgramRecord, TraceRecord } from '../trace/types';
@@ -42,6 +43,7 @@ export interface CruxSummaryRow {
   tasks: number;
   /** Tasks whose prompt and answer do not fit the model's context: not scored. */
   didNotFit: number;
+  /** pass@1 of the temperature-0 answer: greedy, or the completer's beam search (the name predates beams). */
   greedyPass1: number;
   passAtK: Record<string, number>;
 }

@@ -5,7 +5,7 @@
  *  - next-state accuracy, every action, the model beside the rule and naive baselines, with
  *    intervals and per-task samples (`next_state_cruxeval.json`, `..._samples.jsonl`);
  *  - the paper's CruxEval protocol (runCruxEval: output via step_return and breakpoint, input
- *    via inv_step_call, greedy pass@1), beside the paper's 1.8B figures and the trivial rule
+ *    via inv_step_call, pass@1 of the unsampled answer), beside the paper's 1.8B figures and the trivial rule
  *    "the output equals the input" scored in the same sandbox (`cruxeval.json`).
  * The quickstart passes the copy that ships in evalsets/; without a file the section says it skipped.
  */
@@ -38,6 +38,8 @@ export interface CruxEvalSuite {
   programs: number;
   nextState: NextStateResult['tables'];
   protocol: CruxEvalSummary;
+  /** How the pass@1 answers were decoded (`4-beam search`, `greedy`). */
+  decoding: string;
   /** pass rate of "the output equals the input" (assert f(INPUT) == INPUT) and of "the input equals the output" (assert f(OUTPUT) == OUTPUT). */
   trivial: { output: number; input: number };
 }
@@ -80,8 +82,9 @@ export async function runCruxEvalSuite(completer: TextCompleter, evalDir: string
     samples: 0, ks: [], temperature: 0, topP: 1, seed: o.seed, workers: o.workers, quiet: true, resultsFile: path.join(evalDir, 'cruxeval_samples.jsonl'),
   });
   const trivial = await trivialRule(programs, o.workers);
-  const suite: CruxEvalSuite = { file: o.file, programs: programs.length, nextState: result.tables, protocol, trivial };
-  writeJson(path.join(evalDir, 'cruxeval.json'), { title: 'CruxEval (pass@1, greedy)', ...protocol, paper_1_8b: PAPER_CRUXEVAL_1_8B, trivial });
+  const decoding = completer.decoding ?? 'greedy';
+  const suite: CruxEvalSuite = { file: o.file, programs: programs.length, nextState: result.tables, protocol, decoding, trivial };
+  writeJson(path.join(evalDir, 'cruxeval.json'), { title: `CruxEval (pass@1, ${decoding})`, decoding, ...protocol, paper_1_8b: PAPER_CRUXEVAL_1_8B, trivial });
   log(formatCruxEvalProtocol(suite));
   return suite;
 }
@@ -90,5 +93,5 @@ export async function runCruxEvalSuite(completer: TextCompleter, evalDir: string
 export function formatCruxEvalProtocol(s: CruxEvalSuite): string {
   const rows = Object.entries(s.protocol.byTask).map(([k, v]) => `${k} ${(100 * v.greedyPass1).toFixed(1)}% of ${v.tasks} (paper 1.8B: ${PAPER_CRUXEVAL_1_8B[k]?.toFixed(1) ?? '-'})`);
   const trivial = `trivial "output = input" ${(100 * s.trivial.output).toFixed(1)}%, "input = output" ${(100 * s.trivial.input).toFixed(1)}%`;
-  return `CruxEval protocol, pass@1 greedy (${s.programs} programs): ${rows.join('; ')}; ${trivial}`;
+  return `CruxEval protocol, pass@1 ${s.decoding} (${s.programs} programs): ${rows.join('; ')}; ${trivial}`;
 }

@@ -25,7 +25,7 @@ export interface CompleterSpec {
   maxNewTokens?: number;
   /** Free SRC decoding when false (see src_constraint.ts); default true. */
   constrainSrc?: boolean;
-  /** Beam search with this many beams where decoding is not sampled; default 1 (greedy). */
+  /** Beam search with this many beams where decoding is not sampled; default DEFAULT_BEAMS (1: greedy). */
   beams?: number;
   /** Prompts decoded together by a model (model_completer.ts DEFAULT_BATCH_SIZE). */
   batchSize?: number;

@@ -82,10 +82,17 @@ export class SrcConstraint {
     this.lines = [...new Set(lines)].filter((l) => l.trim()).map((l) => Buffer.from(l, 'utf8'));
   }
 
-  /** The constraint for a prompt, from the lines of its program context; undefined when the prompt has no context. */
+  /**
+   * The constraint for a prompt, from the lines of its program context; undefined when the
+   * prompt has no context. After a breakpoint action the one line allowed is its target: the
+   * run stops only on a line event at that line, or not at all (an exit, which has no SRC).
+   */
   static forPrompt(tok: TextTokenizer, prefix: string): SrcConstraint | undefined {
-    const context = promptContext(prefix);
-    return context === undefined ? undefined : new SrcConstraint(tok, context.split('\n'));
+    const doc = parseDocument(prefix);
+    if (doc.error && !doc.context) return undefined;
+    const action = doc.frames[doc.frames.length - 1]?.action;
+    const target = action?.kind === 'breakpoint' ? action.target : undefined;
+    return new SrcConstraint(tok, target !== undefined ? [target] : doc.context.split('\n'));
   }
 
   /**

@@ -11,8 +11,15 @@
  * token is finished; the search ends when the best finished beam scores at least as high as
  * the best live one (log-probabilities only fall, so no live beam can overtake it), or at the
  * token and context limits.
+ *
+ * `beamSearchBatch` searches for many prompts at once: every live beam of every prompt is one
+ * row of the batch (prompts left-padded to the longest, as generate_batch.ts does), so a CPU
+ * pays the per-op latency of a step once for all of them. Each prompt's search is the one it
+ * runs alone; one that the batch's longest prompt leaves too little context is searched again
+ * alone.
  */
 import type { GenerateOptions, GenerateResult } from './generate';
+import { tokenLimit, type BatchPrompt } from './generate_batch';
 import { disposeCache, gatherCache, type KvCache, type LlamaModel } from './model';
 
 export interface BeamOptions extends Pick<GenerateOptions, 'maxNewTokens' | 'stopTokens' | 'allowedTokens'> {
@@ -53,48 +60,126 @@ function topK(lp: Float64Array, k: number): number[] {
   return best;
 }
 
+/** A beam search's stop tokens and width, for all the prompts of a batch. */
+export interface BatchBeamOptions {
+  beams: number;
+  stopTokens?: number[];
+}
+
+/** One prompt's search inside a batch. */
+interface Search {
+  index: number;
+  prompt: BatchPrompt;
+  /** Padding before the prompt in its batch rows. */
+  pad: number;
+  /** Most tokens it may write alone, and in this batch (less where the longest prompt leaves less context). */
+  own: number;
+  limit: number;
+  alive: Beam[];
+  finished: Beam[];
+}
+
+const best = (beams: Beam[]) => beams.reduce<Beam | undefined>((a, b) => (a === undefined || b.score > a.score ? b : a), undefined);
+
 export function beamSearch(model: LlamaModel, promptIds: number[], opts: BeamOptions): GenerateResult {
   if (promptIds.length === 0) throw new Error('beamSearch: the prompt has no tokens');
+  return beamSearchBatch(model, [{ ids: promptIds, maxNewTokens: opts.maxNewTokens, allowedTokens: opts.allowedTokens }], opts)[0];
+}
+
+export function beamSearchBatch(model: LlamaModel, prompts: BatchPrompt[], opts: BatchBeamOptions): GenerateResult[] {
   if (!(Number.isInteger(opts.beams) && opts.beams >= 1)) throw new Error(`beams must be a positive integer, got ${opts.beams}`);
+  const results: GenerateResult[] = new Array(prompts.length);
+  if (prompts.length === 0) return results;
+  for (const [i, p] of prompts.entries()) if (p.ids.length === 0) throw new Error(`beamSearch: prompt ${i} has no tokens`);
+  const maxLen = model.config.max_seq_len;
+  const width = Math.max(...prompts.map((p) => p.ids.length));
+  const searches: Search[] = prompts.map((prompt, index) => {
+    const own = tokenLimit(prompt.maxNewTokens, prompt.ids.length, maxLen);
+    const limit = Math.min(own, tokenLimit(Infinity, width, maxLen));
+    return { index, prompt, pad: width - prompt.ids.length, own, limit, alive: [{ ids: [], score: 0 }], finished: [] };
+  });
+  const cut: Search[] = [];
+  runSearches(model, searches, width, opts, results, cut);
+  for (const s of cut) results[s.index] = beamSearchBatch(model, [s.prompt], opts)[0];
+  return results;
+}
+
+/**
+ * A search's result once it is over (checked before each step): the best finished beam when no
+ * live one can overtake it, else the best live beam at the token or context limit; 'cut' where
+ * only the batch's context limit stopped it; undefined while it goes on.
+ */
+function verdict(s: Search): GenerateResult | 'cut' | undefined {
+  const done = best(s.finished);
+  const top = s.alive[0];
+  if (done && done.score >= top.score) return { ids: done.ids, stop: 'stop_token' };
+  if (top.ids.length >= s.prompt.maxNewTokens) return { ids: top.ids, stop: 'max_new_tokens' };
+  if (top.ids.length < s.limit) return undefined;
+  if (s.limit < s.own) return 'cut';
+  return done ? { ids: done.ids, stop: 'stop_token' } : { ids: top.ids, stop: 'max_seq_len' };
+}
+
+function runSearches(model: LlamaModel, searches: Search[], width: number, opts: BatchBeamOptions, results: GenerateResult[], cut: Search[]): void {
   const stops = new Set(opts.stopTokens ?? []);
-  const finished: Beam[] = [];
-  let alive: Beam[] = [{ ids: [], score: 0 }];
+  /** Records a search's result if it is over; true then. */
+  const settle = (s: Search): boolean => {
+    const v = verdict(s);
+    if (v === 'cut') cut.push(s);
+    else if (v) results[s.index] = v;
+    return v !== undefined;
+  };
+  let active = searches.filter((s) => !settle(s));
+  let next: Int32Array[] = active.map((s) => {
+    const padded = new Int32Array(width);
+    padded.set(s.prompt.ids, s.pad);
+    return padded;
+  });
+  let pads = active.map((s) => s.pad);
   let cache: KvCache | undefined;
-  let next: Int32Array[] = [Int32Array.from(promptIds)];
-  const best = (beams: Beam[]) => beams.reduce<Beam | undefined>((a, b) => (a === undefined || b.score > a.score ? b : a), undefined);
   try {
-    for (;;) {
-      const done = best(finished);
-      if (done && done.score >= alive[0].score) return { ids: done.ids, stop: 'stop_token' };
-      if (alive[0].ids.length >= opts.maxNewTokens) return { ids: alive[0].ids, stop: 'max_new_tokens' };
-      if ((cache?.length ?? 0) + next[0].length > model.config.max_seq_len) return done ? { ids: done.ids, stop: 'stop_token' } : { ids: alive[0].ids, stop: 'max_seq_len' };
-      const r = model.decode(next, cache);
+    while (active.length > 0) {
+      const r = model.decode(next, cache, pads);
       disposeCache(cache);
       cache = r.cache;
-      const rows = r.logits.dataSync() as Float32Array;
+      const logits = r.logits.dataSync() as Float32Array;
       const V = r.logits.shape[1];
       r.logits.dispose();
-      const candidates: Array<Beam & { parent: number }> = [];
-      alive.forEach((beam, b) => {
-        const lp = logProbs(rows.subarray(b * V, (b + 1) * V), opts.allowedTokens?.(beam.ids));
-        for (const id of topK(lp, opts.beams)) candidates.push({ ids: [...beam.ids, id], score: beam.score + lp[id], parent: b });
-      });
-      // Stable: equal scores keep beam order, then id order.
-      candidates.sort((a, b) => b.score - a.score);
-      const kept: Array<Beam & { parent: number }> = [];
-      for (const c of candidates) {
-        if (stops.has(c.ids[c.ids.length - 1])) finished.push(c);
-        else if (kept.length < opts.beams) kept.push(c);
+      const [parents, going, tokens, rowPads]: [number[], Search[], Int32Array[], number[]] = [[], [], [], []];
+      let row = 0;
+      for (const s of active) {
+        const candidates: Array<Beam & { parent: number }> = [];
+        for (const beam of s.alive) {
+          const lp = logProbs(logits.subarray(row * V, (row + 1) * V), s.prompt.allowedTokens?.(beam.ids));
+          for (const id of topK(lp, opts.beams)) candidates.push({ ids: [...beam.ids, id], score: beam.score + lp[id], parent: row });
+          row++;
+        }
+        // Stable: equal scores keep beam order, then id order.
+        candidates.sort((a, b) => b.score - a.score);
+        const kept: Array<Beam & { parent: number }> = [];
+        for (const c of candidates) {
+          if (stops.has(c.ids[c.ids.length - 1])) s.finished.push(c);
+          else if (kept.length < opts.beams) kept.push(c);
+        }
+        if (kept.length === 0) {
+          results[s.index] = { ids: (best(s.finished) as Beam).ids, stop: 'stop_token' };
+          continue;
+        }
+        s.alive = kept;
+        if (settle(s)) continue;
+        going.push(s);
+        for (const c of kept) {
+          parents.push(c.parent);
+          tokens.push(Int32Array.of(c.ids[c.ids.length - 1]));
+          rowPads.push(s.pad);
+        }
       }
-      if (kept.length === 0) return { ids: (best(finished) as Beam).ids, stop: 'stop_token' };
-      const parents = kept.map((c) => c.parent);
-      if (parents.some((p, i) => p !== i) || parents.length !== alive.length) {
+      if (going.length === 0) return;
+      if (parents.length !== row || parents.some((p, i) => p !== i)) {
         const gathered = gatherCache(cache, parents);
         disposeCache(cache);
         cache = gathered;
       }
-      alive = kept;
-      next = kept.map((c) => Int32Array.of(c.ids[c.ids.length - 1]));
+      [active, next, pads] = [going, tokens, rowPads];
     }
   } finally {
     disposeCache(cache);

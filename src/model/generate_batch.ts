@@ -39,7 +39,7 @@ interface Row {
  * Tokens `generate` writes for a prompt of `length` at most: maxNewTokens, or until the last
  * written token would sit at position max_seq_len (its logits come from the position before).
  */
-function tokenLimit(maxNewTokens: number, length: number, maxSeqLen: number): number {
+export function tokenLimit(maxNewTokens: number, length: number, maxSeqLen: number): number {
   return Math.min(maxNewTokens, maxSeqLen - length + 1);
 }
 

@@ -107,6 +107,9 @@ describe('ndbg dap, bad input', () => {
     [{ program: COUNT, call: 'count(1, 2)', direction: 'sideways' }, /"direction"/],
     [{ program: COUNT, call: 'count(1, 2)', checkpoint: '/nonexistent/ckpt' }, /"checkpoint" \/nonexistent\/ckpt: no such directory/],
     [{ program: COUNT, call: 'count(1,' }, /"call"/],
+    // Beam search is the default for a checkpoint; asked for by name it is checked as before.
+    [{ program: COUNT, call: 'count(1, 2)', beams: 2 }, /"temperature"\/"beams" need a "checkpoint"/],
+    [{ program: COUNT, call: 'count(1, 2)', beams: 2, temperature: 0.5 }, /"beams" .* does not go with "temperature"/],
   ])('launch %j is one error naming the field', async (args, message) => {
     expect(await launchError(args)).toMatch(message);
   });

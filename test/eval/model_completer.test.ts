@@ -31,10 +31,10 @@ describe('ModelCompleter.completeFrames', () => {
     prompt('    return {k: x for k in range(3)}', '0'),
   ];
 
-  test('batches give, in order, what one prompt at a time gives, constrained or free, greedy or sampled', async () => {
+  test('batches give, in order, what one prompt at a time gives, constrained or free, greedy or sampled, one beam or three', async () => {
     for (const constrainSrc of [true, false]) {
-      for (const batchSize of [2, 16]) {
-        const c = new ModelCompleter(model, tok, { maxNewTokens: 24, constrainSrc, batchSize });
+      for (const [batchSize, beams] of [[2, 1], [16, 1], [2, 3], [16, 3]]) {
+        const c = new ModelCompleter(model, tok, { maxNewTokens: 24, constrainSrc, batchSize, beams });
         for (const options of [{}, { temperature: 1, seed: 3 }]) {
           const alone: string[] = [];
           for (const p of prefixes) alone.push(await c.completeFrame(p, options));

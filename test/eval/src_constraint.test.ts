@@ -65,6 +65,25 @@ describe('constrained SRC decoding', () => {
     expect(prefix).toBeLessThan(invented.length);
   });
 
+  test('after a breakpoint action the only line SRC may spell is its target', () => {
+    const prompt = PROMPT.replace(/<\|step_into\|>$/, '<|breakpoint|>    return y<|frame_sep|>');
+    const c = SrcConstraint.forPrompt(tok, prompt)!;
+    const target = tok.encode('    return y');
+    target.forEach((id, k) => {
+      const written = [srcSep, ...target.slice(0, k)];
+      const allowed = c.allowed(written)!;
+      expect(allowed.has(id)).toBe(true);
+      for (const a of allowed) expect('    return y'.startsWith(tok.decode([...written.slice(1), a]))).toBe(true);
+    });
+    expect(c.allowed([srcSep, ...target])).toEqual(new Set(closers));
+    // Another line of the program, allowed after a step, is not after the breakpoint.
+    const other = tok.encode('    y = x + 1');
+    expect(SrcConstraint.forPrompt(tok, PROMPT)!.allowed([srcSep])!.has(other[0])).toBe(true);
+    let accepted = 0;
+    while (c.allowed([srcSep, ...other.slice(0, accepted)])?.has(other[accepted])) accepted++;
+    expect(accepted).toBeLessThan(other.length);
+  });
+
   test('any spelling of a line is accepted, byte-fallback pieces of non-ASCII text included', () => {
     const c = new SrcConstraint(tok, ['    return g(h(i()))', "    s = 'h\u00e9llo \u2603'"]);
     const head = tok.encode('    return g(h(i(');

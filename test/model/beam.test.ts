@@ -1,5 +1,6 @@
 import { initBackend } from '../../src/backend/backend';
-import { beamSearch } from '../../src/model/beam';
+import { beamSearch, beamSearchBatch } from '../../src/model/beam';
+import type { BatchPrompt } from '../../src/model/generate_batch';
 import { generate } from '../../src/model/generate';
 import type { LlamaModel } from '../../src/model/model';
 import { testConfig, testModel } from './helpers';
@@ -74,6 +75,33 @@ describe('beam search', () => {
       if (b > g + 1e-4) better++;
     }
     expect(better).toBeGreaterThan(0);
+    m.dispose();
+  });
+  test('a batch of prompts finds what each prompt finds alone: limits, constraints, and a row the batch cuts short', () => {
+    const m = testModel(testConfig({ max_seq_len: 24 }), 7);
+    const stops = [4, 9];
+    const evenAfterEven = (generated: readonly number[]) => {
+      const last = generated[generated.length - 1];
+      return last !== undefined && last % 2 === 0 ? new Set([...Array.from({ length: 18 }, (_, i) => 2 * i), ...stops]) : undefined;
+    };
+    const prompts: BatchPrompt[] = [
+      { ids: [1, 2, 3], maxNewTokens: 10 },
+      { ids: [5, 8, 13, 21, 3, 3], maxNewTokens: 3 },
+      { ids: [34, 1], maxNewTokens: 10, allowedTokens: evenAfterEven },
+      // Width 18 leaves this short prompt 7 tokens in the batch; alone it may write 12.
+      { ids: [11, 12], maxNewTokens: 12, allowedTokens: () => new Set([1, 3, 5, 7, 11]) },
+      { ids: Array.from({ length: 18 }, (_, i) => (i * 5) % 16), maxNewTokens: 12 },
+    ];
+    for (const beams of [1, 3, 5]) {
+      const batch = beamSearchBatch(m, prompts, { beams, stopTokens: stops });
+      const alone = prompts.map((p) => beamSearch(m, p.ids, { beams, maxNewTokens: p.maxNewTokens, allowedTokens: p.allowedTokens, stopTokens: stops }));
+      expect(batch).toEqual(alone);
+      expect(new Set(alone.map((r) => r.stop)).size).toBeGreaterThan(1);
+      // The cut row (no stop token allowed) did need more than the batch left it.
+      expect(alone[3]).toMatchObject({ stop: 'max_new_tokens', ids: expect.objectContaining({ length: 12 }) });
+    }
+    expect(beamSearchBatch(m, [], { beams: 2 })).toEqual([]);
+    expect(() => beamSearchBatch(m, [{ ids: [], maxNewTokens: 2 }], { beams: 2 })).toThrow(/prompt 0 has no tokens/);
     m.dispose();
   });
 });

@@ -3,6 +3,7 @@ import * as readline from 'readline';
 import type { CommandModule } from 'yargs';
 import { BACKENDS, BackendChoice } from '../../backend/backend';
 import { loadCompleter } from '../../eval/load';
+import { DEFAULT_BEAMS } from '../../eval/model_completer';
 import { DebugSession } from '../../eval/session';
 import type { PredictOptions } from '../../eval/types';
 import { assertCheckpointDir } from '../../model/checkpoint';
@@ -26,7 +27,7 @@ interface DebugArgs {
   seed: number;
   'max-new-tokens': number;
   'src-constraint': boolean;
-  beams: number;
+  beams?: number;
 }
 
 /** Commands of a --script ("s;n;b 4") or --script-file (one per line, `#` comments). */
@@ -94,7 +95,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       .option('seed', { type: 'number', default: 0, describe: 'sampling seed (offset by the step number)' })
       .option('max-new-tokens', { type: 'number', default: 128, describe: 'longest predicted frame, in tokens' })
       .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC may only be a line of the program (constrained decoding); --no-src-constraint decodes freely' })
-      .option('beams', { type: 'number', default: 1, describe: 'beam search: the likeliest frame over N beams instead of greedy decoding (1); not with --temperature' })
+      .option('beams', { type: 'number', describe: `beam search: the likeliest frame over N beams (default ${DEFAULT_BEAMS}; 1 decodes greedily); not with --temperature` })
       .conflicts('script', 'script-file')
       .example("$0 debug prog.py --call 'f(3)' --checkpoint runs/tiny/checkpoints/step-001000 --verify", 'interactive, model vs real')
       .example("$0 debug prog.py --call 'f(3)' --oracle --script 's;s;n;p;r;c'", 'a scripted session with the perfect model')
@@ -107,9 +108,9 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
     if (!(args.temperature >= 0)) throw new UserError(`--temperature must be ≥ 0, got ${args.temperature}`);
     if (!(args['top-p'] > 0 && args['top-p'] <= 1)) throw new UserError(`--top-p must be in (0, 1], got ${args['top-p']}`);
     for (const k of ['max-new-tokens', 'beams'] as const) {
-      if (!(Number.isInteger(args[k]) && args[k] > 0)) throw new UserError(`--${k} must be a positive integer, got ${args[k]}`);
+      if (args[k] !== undefined && !(Number.isInteger(args[k]) && (args[k] as number) > 0)) throw new UserError(`--${k} must be a positive integer, got ${args[k]}`);
     }
-    if (args.beams > 1 && args.temperature > 0) throw new UserError('--beams searches for the likeliest frame; it does not go with sampling (--temperature > 0)');
+    if (args.beams !== undefined && args.beams > 1 && args.temperature > 0) throw new UserError('--beams searches for the likeliest frame; it does not go with sampling (--temperature > 0)');
     const commands = scriptCommands(args.script, args['script-file']);
     const code = fs.readFileSync(args.file, 'utf8');
     const call = args.call.trim();

@@ -9,7 +9,7 @@ import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy } from '../../ev
 import { runCruxEval } from '../../eval/cruxeval_run';
 import { DEFAULT_HORIZON, runHorizon } from '../../eval/horizon';
 import { loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson, type CompleterSpec } from '../../eval/load';
-import { DEFAULT_BATCH_SIZE, DEFAULT_MAX_NEW_TOKENS } from '../../eval/model_completer';
+import { DEFAULT_BATCH_SIZE, DEFAULT_BEAMS, DEFAULT_MAX_NEW_TOKENS } from '../../eval/model_completer';
 import { tracePrograms } from '../../trace';
 import { evaluateNextState, formatTables, nextStateReport } from '../../eval/next_state';
 import { ALL_ACTIONS, makeTasks } from '../../eval/tasks';
@@ -30,7 +30,7 @@ function modelOptions<T>(y: Argv<T>) {
     .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: 'auto', describe: 'tfjs backend' })
     .option('max-new-tokens', { type: 'number', default: DEFAULT_MAX_NEW_TOKENS, describe: 'Longest predicted frame, in tokens' })
     .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC fields may only spell lines of the program (constrained decoding); --no-src-constraint decodes them freely' })
-    .option('beams', { type: 'number', default: 1, describe: 'Beam search: the likeliest frame over N beams instead of greedy decoding (1)' })
+    .option('beams', { type: 'number', default: DEFAULT_BEAMS, describe: 'Beam search: the likeliest frame over N beams; 1 decodes greedily' })
     .option('batch-size', { type: 'number', default: DEFAULT_BATCH_SIZE, describe: 'Prompts decoded together (1: one at a time; a GPU takes more)' })
     .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
     .option('limit', { type: 'number', describe: 'Only the first N programs' })
@@ -177,13 +177,14 @@ const cruxeval: CommandModule = {
     writeJson(file, {
       title: 'CruxEval',
       predictor: completer.name,
+      decoding: completer.decoding ?? 'greedy',
       pass1_greedy: Object.fromEntries(Object.entries(summary.byTask).map(([k, v]) => [k, v.greedyPass1])),
       ...summary,
     });
     writeEvalScalars(a.checkpoint as string | undefined, 'cruxeval', summary);
     for (const [kind, row] of Object.entries(summary.byTask)) {
       const ks = Object.entries(row.passAtK).map(([k, v]) => `${k} ${(100 * v).toFixed(1)}`).join('  ');
-      process.stdout.write(`${kind.padEnd(22)} n=${row.tasks}  did_not_fit=${row.didNotFit}  pass@1 (greedy) ${(100 * row.greedyPass1).toFixed(1)}  ${ks}\n`);
+      process.stdout.write(`${kind.padEnd(22)} n=${row.tasks}  did_not_fit=${row.didNotFit}  pass@1 (${completer.decoding ?? 'greedy'}) ${(100 * row.greedyPass1).toFixed(1)}  ${ks}\n`);
     }
     process.stdout.write(`per-sample results: ${resultsFile}\nwritten to ${file}\n`);
   },
