@@ -188,6 +188,8 @@ export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<Qui
   writeJson(path.join(dir, 'quickstart.json'), {
     ...summary,
     nextState: undefined,
+    // How every unsampled answer below was decoded (next-state, sessions, the CruxEval protocol).
+    decoding: run.completer.decoding,
     full_match_model: ratesOf(run.result.tables[run.completer.name], 'full'),
     full_match_baseline: ratesOf(run.result.tables.baseline, 'full'),
     src_baseline: ratesOf(run.result.tables.baseline, 'src'),

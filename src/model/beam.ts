@@ -22,7 +22,7 @@ import type { GenerateOptions, GenerateResult } from './generate';
 import { tokenLimit, type BatchPrompt } from './generate_batch';
 import { disposeCache, gatherCache, type KvCache, type LlamaModel } from './model';
 
-export interface BeamOptions extends Pick<GenerateOptions, 'maxNewTokens' | 'stopTokens' | 'allowedTokens'> {
+export interface BeamOptions extends Pick<GenerateOptions, 'maxNewTokens' | 'stopTokens' | 'allowedTokens'>, Pick<BatchBeamOptions, 'greedyWhile'> {
   /** Beams kept at each step (1 is greedy decoding). */
   beams: number;
 }
@@ -64,6 +64,8 @@ function topK(lp: Float64Array, k: number): number[] {
 export interface BatchBeamOptions {
   beams: number;
   stopTokens?: number[];
+  /** While this holds for what a search has written, its next token is chosen greedily (one beam). */
+  greedyWhile?: (generated: readonly number[]) => boolean;
 }
 
 /** One prompt's search inside a batch. */
@@ -148,9 +150,10 @@ function runSearches(model: LlamaModel, searches: Search[], width: number, opts:
       let row = 0;
       for (const s of active) {
         const candidates: Array<Beam & { parent: number }> = [];
+        const width = opts.greedyWhile?.(s.alive[0].ids) ? 1 : opts.beams;
         for (const beam of s.alive) {
           const lp = logProbs(logits.subarray(row * V, (row + 1) * V), s.prompt.allowedTokens?.(beam.ids));
-          for (const id of topK(lp, opts.beams)) candidates.push({ ids: [...beam.ids, id], score: beam.score + lp[id], parent: row });
+          for (const id of topK(lp, width)) candidates.push({ ids: [...beam.ids, id], score: beam.score + lp[id], parent: row });
           row++;
         }
         // Stable: equal scores keep beam order, then id order.
@@ -158,7 +161,7 @@ function runSearches(model: LlamaModel, searches: Search[], width: number, opts:
         const kept: Array<Beam & { parent: number }> = [];
         for (const c of candidates) {
           if (stops.has(c.ids[c.ids.length - 1])) s.finished.push(c);
-          else if (kept.length < opts.beams) kept.push(c);
+          else if (kept.length < width) kept.push(c);
         }
         if (kept.length === 0) {
           results[s.index] = { ids: (best(s.finished) as Beam).ids, stop: 'stop_token' };

@@ -77,6 +77,27 @@ describe('beam search', () => {
     expect(better).toBeGreaterThan(0);
     m.dispose();
   });
+  test('greedyWhile: the tokens written while it holds are greedy, the rest is searched', () => {
+    const c = testConfig({ max_seq_len: 24 });
+    const m = testModel(c, 3);
+    const stops = [4, 9];
+    const twoGreedy = (g: readonly number[]) => g.length < 2;
+    let differs = 0;
+    for (const prompt of [[1, 2, 3], [5, 8, 13, 21], [34, 1], [0, 0, 7], [11, 12], [6, 6], [2, 30, 17]]) {
+      const greedy = generate(m, prompt, { maxNewTokens: 10, greedy: true, stopTokens: stops });
+      const free = beamSearch(m, prompt, { beams: 6, maxNewTokens: 10, stopTokens: stops });
+      const held = beamSearch(m, prompt, { beams: 6, maxNewTokens: 10, stopTokens: stops, greedyWhile: twoGreedy });
+      const head = Math.min(2, greedy.ids.length);
+      expect(held.ids.slice(0, head)).toEqual(greedy.ids.slice(0, head));
+      if (free.ids.slice(0, head).join() !== greedy.ids.slice(0, head).join()) differs++;
+      // Past the greedy head it is a beam search: never less likely than greedy's own continuation.
+      if (held.stop === 'stop_token' && greedy.stop === 'stop_token') expect(logProb(m, prompt, held.ids)).toBeGreaterThanOrEqual(logProb(m, prompt, greedy.ids) - 1e-4);
+    }
+    // Without greedyWhile the search does change the head somewhere: the check above is not vacuous.
+    expect(differs).toBeGreaterThan(0);
+    m.dispose();
+  });
+
   test('a batch of prompts finds what each prompt finds alone: limits, constraints, and a row the batch cuts short', () => {
     const m = testModel(testConfig({ max_seq_len: 24 }), 7);
     const stops = [4, 9];
@@ -93,8 +114,9 @@ describe('beam search', () => {
       { ids: Array.from({ length: 18 }, (_, i) => (i * 5) % 16), maxNewTokens: 12 },
     ];
     for (const beams of [1, 3, 5]) {
-      const batch = beamSearchBatch(m, prompts, { beams, stopTokens: stops });
-      const alone = prompts.map((p) => beamSearch(m, p.ids, { beams, maxNewTokens: p.maxNewTokens, allowedTokens: p.allowedTokens, stopTokens: stops }));
+      const greedyWhile = beams === 5 ? (g: readonly number[]) => g.length < 1 : undefined;
+      const batch = beamSearchBatch(m, prompts, { beams, stopTokens: stops, greedyWhile });
+      const alone = prompts.map((p) => beamSearch(m, p.ids, { beams, maxNewTokens: p.maxNewTokens, allowedTokens: p.allowedTokens, stopTokens: stops, greedyWhile }));
       expect(batch).toEqual(alone);
       expect(new Set(alone.map((r) => r.stop)).size).toBeGreaterThan(1);
       // The cut row (no stop token allowed) did need more than the batch left it.

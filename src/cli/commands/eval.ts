@@ -155,7 +155,7 @@ const cruxeval: CommandModule = {
   builder: (y: Argv) =>
     modelOptions(y)
       .option('data', { type: 'string', demandOption: true, describe: 'CruxEval JSONL ({id, code, input, output})' })
-      .option('samples', { type: 'number', default: 0, describe: 'Samples per task for pass@k (0: greedy pass@1 only)' })
+      .option('samples', { type: 'number', default: 0, describe: 'Samples per task for pass@k (0: pass@1 of the unsampled answer only, decoded as --beams says)' })
       .option('k', { type: 'number', array: true, default: [1, 5], describe: 'k values for pass@k' })
       .option('temperature', { type: 'number', default: 0.8, describe: 'Sampling temperature for pass@k' })
       .option('top-p', { type: 'number', default: 0.95, describe: 'Nucleus mass for pass@k' }),
