@@ -150,10 +150,10 @@ function runSearches(model: LlamaModel, searches: Search[], width: number, opts:
       let row = 0;
       for (const s of active) {
         const candidates: Array<Beam & { parent: number }> = [];
-        const width = opts.greedyWhile?.(s.alive[0].ids) ? 1 : opts.beams;
+        const beams = opts.greedyWhile?.(s.alive[0].ids) ? 1 : opts.beams;
         for (const beam of s.alive) {
           const lp = logProbs(logits.subarray(row * V, (row + 1) * V), s.prompt.allowedTokens?.(beam.ids));
-          for (const id of topK(lp, width)) candidates.push({ ids: [...beam.ids, id], score: beam.score + lp[id], parent: row });
+          for (const id of topK(lp, beams)) candidates.push({ ids: [...beam.ids, id], score: beam.score + lp[id], parent: row });
           row++;
         }
         // Stable: equal scores keep beam order, then id order.
@@ -161,7 +161,7 @@ function runSearches(model: LlamaModel, searches: Search[], width: number, opts:
         const kept: Array<Beam & { parent: number }> = [];
         for (const c of candidates) {
           if (stops.has(c.ids[c.ids.length - 1])) s.finished.push(c);
-          else if (kept.length < width) kept.push(c);
+          else if (kept.length < beams) kept.push(c);
         }
         if (kept.length === 0) {
           results[s.index] = { ids: (best(s.finished) as Beam).ids, stop: 'stop_token' };
