@@ -119,6 +119,8 @@ interface LearningPoint {
   tokens: number;
   lastLoss: number;
   tasks: { scored: number; didNotFit: number };
+  /** How the model's unsampled answers were decoded (`4-beam search`, `greedy`). */
+  decoding: string;
   /** action (and 'all') → model full/src/evt and baseline full, as fractions. */
   byAction: Record<string, { full: number; src: number; evt: number; freeSrcFull: number; freeSrcSrc: number; baselineFull: number; baselineSrc: number; naiveFull: number; fullCi: [number, number]; n: number; programs: number; exitShare: number; didNotFit: number }>;
   /** Stops right in scripted debug sessions on held-out programs (the model's own history). */
@@ -149,7 +151,7 @@ function learningPoint(label: string, r: TrainedAndEvaluated): Omit<LearningPoin
   };
   const { firstToken, restTokens, spanExact, spans } = r.srcTokens;
   return {
-    label, ndlEpochs: r.ndlEpochs, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, byAction,
+    label, ndlEpochs: r.ndlEpochs, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, decoding: r.completer.decoding ?? 'greedy', byAction,
     sessions: { stops: r.sessions.stops, right: r.sessions.right, sessions: r.sessions.sessions }, cruxeval,
     copyProbeRepeatTop1: r.copyProbe.repeatAccuracy, srcTokens: { firstToken, restTokens, spanExact, spans },
   };
