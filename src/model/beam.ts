@@ -19,7 +19,7 @@
  * alone.
  */
 import type { GenerateOptions, GenerateResult } from './generate';
-import { tokenLimit, type BatchPrompt } from './generate_batch';
+import { leftPadded, tokenLimit, type BatchPrompt } from './generate_batch';
 import { disposeCache, gatherCache, type KvCache, type LlamaModel } from './model';
 
 export interface BeamOptions extends Pick<GenerateOptions, 'maxNewTokens' | 'stopTokens' | 'allowedTokens'>, Pick<BatchBeamOptions, 'greedyWhile'> {
@@ -101,7 +101,7 @@ export function beamSearchBatch(model: LlamaModel, prompts: BatchPrompt[], opts:
     return { index, prompt, pad: width - prompt.ids.length, own, limit, alive: [{ ids: [], score: 0 }], finished: [] };
   });
   const cut: Search[] = [];
-  runSearches(model, searches, width, opts, results, cut);
+  runSearches(model, searches, opts, results, cut);
   for (const s of cut) results[s.index] = beamSearchBatch(model, [s.prompt], opts)[0];
   return results;
 }
@@ -121,7 +121,7 @@ function verdict(s: Search): GenerateResult | 'cut' | undefined {
   return done ? { ids: done.ids, stop: 'stop_token' } : { ids: top.ids, stop: 'max_seq_len' };
 }
 
-function runSearches(model: LlamaModel, searches: Search[], width: number, opts: BatchBeamOptions, results: GenerateResult[], cut: Search[]): void {
+function runSearches(model: LlamaModel, searches: Search[], opts: BatchBeamOptions, results: GenerateResult[], cut: Search[]): void {
   const stops = new Set(opts.stopTokens ?? []);
   /** Records a search's result if it is over; true then. */
   const settle = (s: Search): boolean => {
@@ -131,11 +131,7 @@ function runSearches(model: LlamaModel, searches: Search[], width: number, opts:
     return v !== undefined;
   };
   let active = searches.filter((s) => !settle(s));
-  let next: Int32Array[] = active.map((s) => {
-    const padded = new Int32Array(width);
-    padded.set(s.prompt.ids, s.pad);
-    return padded;
-  });
+  let next: Int32Array[] = active.map((s) => leftPadded(s.prompt.ids, s.pad));
   let pads = active.map((s) => s.pad);
   let cache: KvCache | undefined;
   try {

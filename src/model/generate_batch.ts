@@ -39,6 +39,13 @@ interface Row {
  * Tokens `generate` writes for a prompt of `length` at most: maxNewTokens, or until the last
  * written token would sit at position max_seq_len (its logits come from the position before).
  */
+/** A prompt's first batch row: `pad` padding ids (0; LlamaModel.decode's padLeft masks them), then the prompt. */
+export function leftPadded(ids: readonly number[], pad: number): Int32Array {
+  const row = new Int32Array(pad + ids.length);
+  row.set(ids, pad);
+  return row;
+}
+
 export function tokenLimit(maxNewTokens: number, length: number, maxSeqLen: number): number {
   return Math.min(maxNewTokens, maxSeqLen - length + 1);
 }
@@ -75,11 +82,7 @@ function decodeRows(model: LlamaModel, rows: Row[], width: number, opts: BatchOp
   const stops = new Set(opts.stopTokens ?? []);
   let alive = rows;
   let pads = rows.map((r) => width - r.prompt.ids.length);
-  let next: Int32Array[] = rows.map((r, b) => {
-    const padded = new Int32Array(width);
-    padded.set(r.prompt.ids, pads[b]);
-    return padded;
-  });
+  let next: Int32Array[] = rows.map((r, b) => leftPadded(r.prompt.ids, pads[b]));
   let cache: KvCache | undefined;
   /** Keeps the rows `done` does not claim (it records their results), with their cache rows. */
   const retain = (done: (row: Row, b: number) => GenerateResult | undefined) => {
