@@ -12,7 +12,7 @@ import type { TokenBatch } from '../src/data/batch';
 import { BackendChoice, initBackend, tfVersion } from '../src/backend/backend';
 import { loadModelConfig, modelStats } from '../src/model/config';
 import { LlamaModel } from '../src/model/model';
-import { AdamW, decayRule } from '../src/train/adamw';
+import { makeOptimizer } from '../src/train/optimizer';
 import { dataStreams, trainableLlama } from '../src/train/adapters';
 import { loadRunConfig, type ResolvedRun } from '../src/train/run_config';
 import { trainStep } from '../src/train/step';
@@ -69,29 +69,32 @@ async function dataFor(tmp: string, tokenizer: string, seqLen: number): Promise<
 
 /**
  * The product's training on a fresh model: `count` batches drawn beforehand from the product's
- * loader, and `step(i)` running `trainStep` (forward, backward, clipping, AdamW) on batch i.
+ * loader, and `step(i)` running `trainStep` (forward, backward, clipping, the config's optimizer) on batch i.
  */
 export function productTraining(run: ResolvedRun, count: number): { batches: TokenBatch[]; step: (i: number) => { loss: number }; dispose: () => void } {
   const llama = LlamaModel.create(run.model, 0);
   const model = trainableLlama(llama, run.model, run.seqLen);
   const o = run.config.optim;
-  const rule = decayRule(o.no_decay, o.decay_vectors);
-  const adam = new AdamW(model.params.map((p) => ({ ...p, decay: rule(p.name, p.variable.shape) })), { beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weight_decay });
+  const opt = makeOptimizer(model, o);
   const stream = dataStreams(run.config, run.seqLen, run.manifest.tokenizer.sha256).openTrainStream();
   const batches: TokenBatch[] = Array.from({ length: count }, () => stream.next());
   return {
     batches,
-    step: (i) => trainStep(model, adam, [batches[i]], { lr: 3e-4, gradClip: o.grad_clip }),
+    step: (i) => trainStep(model, opt, [batches[i]], { lr: 3e-4, gradClip: o.grad_clip }),
     dispose: () => {
-      adam.dispose();
+      opt.dispose();
       llama.dispose();
     },
   };
 }
 
-/** Median seconds of the product's train step. */
+/**
+ * Median seconds of the product's train step, with AdamW whatever the config's optimizer: the
+ * PyTorch peers run AdamW, so both sides do the same work (Muon's own cost beside AdamW is
+ * `npm run bench -- optimizer`).
+ */
 function ndbgSteps(run: ResolvedRun, steps: number, warmup: number): { stepS: number; loss: number } {
-  const training = productTraining(run, warmup + steps);
+  const training = productTraining({ ...run, config: { ...run.config, optim: { ...run.config.optim, muon: null } } }, warmup + steps);
   const times: number[] = [];
   let loss = NaN;
   for (let s = 0; s < warmup + steps; s++) {

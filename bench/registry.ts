@@ -18,4 +18,5 @@ export const benchmarks: Record<string, () => Promise<BenchFn>> = {
   'step-profile': async () => (await import('./step_profile')).run,
   kernels: async () => (await import('./kernels')).run,
   mine: async () => (await import('./mine')).run,
+  optimizer: async () => (await import('./optimizer')).run,
 };

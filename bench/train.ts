@@ -6,7 +6,7 @@ import { flagValue, intFlag } from './flags';
 import { readManifest } from '../src/data/manifest';
 import { initBackend, BackendChoice } from '../src/backend/backend';
 import { LlamaModel } from '../src/model/model';
-import { AdamW, decayRule } from '../src/train/adamw';
+import { makeOptimizer } from '../src/train/optimizer';
 import { dataStreams, trainableLlama } from '../src/train/adapters';
 import { lrAt } from '../src/train/schedule';
 import { loadRunConfig } from '../src/train/run_config';
@@ -19,7 +19,7 @@ import { median } from '../src/util/stats';
 
 /**
  * Trainer overhead on the tiny config, measured side by side in one process:
- *  - bare: N optimizer steps (forward+backward+AdamW) on batches fetched beforehand, nothing else;
+ *  - bare: N optimizer steps (forward+backward+the config's optimizer) on batches fetched beforehand, nothing else;
  *  - trainer: the full `ndbg train` loop for N steps (data loading, metrics JSONL, progress,
  *    LR schedule), without and with periodic checkpoints.
  * overhead = 1 − bare / trainer time (total, and median per step), plus the trainer's own split
@@ -64,25 +64,21 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     // Bare: the same model, batches and schedule, no trainer around the steps.
     const llama = LlamaModel.create(run.model, run.config.train.seed);
     const model = trainableLlama(llama, run.model, run.seqLen);
-    const rule = decayRule(run.config.optim.no_decay, run.config.optim.decay_vectors);
-    const adam = new AdamW(
-      model.params.map((p) => ({ ...p, decay: rule(p.name, p.variable.shape) })),
-      { beta1: run.config.optim.beta1, beta2: run.config.optim.beta2, eps: run.config.optim.eps, weightDecay: run.config.optim.weight_decay },
-    );
+    const optimizer = makeOptimizer(model, run.config.optim);
     const stream = dataStreams(run.config, run.seqLen, run.manifest.tokenizer.sha256).openTrainStream();
     const batches: TokenBatch[][] = [];
     for (let s = 0; s < steps; s++) batches.push(Array.from({ length: run.config.train.grad_accum }, () => stream.next()));
-    trainStep(model, adam, batches[0], { lr: 1e-4, gradClip: 1 }); // warm-up (kernel setup)
+    trainStep(model, optimizer, batches[0], { lr: 1e-4, gradClip: 1 }); // warm-up (kernel setup)
     const t0 = performance.now();
     let tokens = 0;
     const bareSteps: number[] = [];
     for (let s = 0; s < steps; s++) {
       const ts = performance.now();
-      tokens += trainStep(model, adam, batches[s], { lr: lrAt(run.config.optim.schedule, s, steps), gradClip: run.config.optim.grad_clip }).tokens;
+      tokens += trainStep(model, optimizer, batches[s], { lr: lrAt(run.config.optim.schedule, s, steps), gradClip: run.config.optim.grad_clip }).tokens;
       bareSteps.push((performance.now() - ts) / 1000);
     }
     const bareS = (performance.now() - t0) / 1000;
-    adam.dispose();
+    optimizer.dispose();
     llama.dispose();
 
     const ckpt = await full('ckpt', [`train.checkpoint_every=${Math.max(1, Math.floor(steps / 4))}`]);

@@ -11,6 +11,7 @@ from .jsonfile import read_json
 PAPER_SCHEDULE = {"kind": "cosine", "peak_lr": 1e-3, "warmup_steps": 750, "min_lr": 0.0}
 OPTIM_DEFAULTS = {"beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weight_decay": 0.1, "grad_clip": 1.0, "no_decay": ["embed_tokens"], "decay_vectors": False}
 TRAIN_DEFAULTS = {"grad_accum": 1, "seed": 0, "checkpoint_every": 0, "keep_last": 2}
+MUON_DEFAULTS = {"momentum": 0.95, "ns_steps": 5, "update_scale": 0.2}
 DATA_DEFAULTS = {"shuffle_window": 4096, "verify_sha256": True}
 
 

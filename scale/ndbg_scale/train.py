@@ -7,7 +7,8 @@ Every rank builds the same ndbg mixture loader (same seed, restored from the che
 loader state) and takes its slice of each micro-batch, so the global step sees exactly the rows
 the tfjs trainer would have seen. The step is ndbg's (src/train/step.ts): the gradient of the
 summed token losses over all ranks and micro-batches, divided once by the step's target count,
-global-norm clipped, AdamW with the run config's betas, eps, decay groups and schedule. DDP
+global-norm clipped, AdamW with the run config's betas, eps, decay groups and schedule (and
+Muon for the blocks' matrices when the config sets optim.muon, scale/ndbg_scale/muon.py). DDP
 averages gradients over ranks; multiplying by the world size turns that back into the sum.
 
 Checkpoints (OUT/checkpoints/step-N/) are Hugging Face directories (config.json,
@@ -34,7 +35,8 @@ import torch.distributed as dist
 
 from .data import DataError, MixtureLoader, crop
 from .model import load_model, loss_sum
-from .recipe import ConfigError, decays, load_run_config, lr_at
+from .muon import Hybrid, Muon, is_hidden_matrix
+from .recipe import MUON_DEFAULTS, ConfigError, decays, load_run_config, lr_at
 
 LINEAR = re.compile(r"(_proj\.weight|^lm_head\.weight)$")
 TOKENIZER_FILES = ("tokenizer.model", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json")
@@ -44,7 +46,7 @@ STATE_FORMAT = "ndbg-scale-state/1"
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="scale/train.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--hf", required=True, help="an `ndbg export-hf` directory: the weights to start from, and the tokenizer to ship")
-    p.add_argument("--from", dest="from_ckpt", help="the ndbg checkpoint that --hf was exported from: continue its step, loader state and AdamW moments")
+    p.add_argument("--from", dest="from_ckpt", help="the ndbg checkpoint that --hf was exported from: continue its step, loader state and optimizer buffers")
     p.add_argument("--config", help="the run config (default: the --from checkpoint's config.json)")
     p.add_argument("--out", required=True, help="run directory for metrics.jsonl and checkpoints/")
     p.add_argument("--steps", type=int, help="total optimizer steps of the run (train.steps; the schedule's length)")
@@ -116,27 +118,32 @@ def complete_checkpoints(out: str):
 
 
 def load_ndbg_moments(ckpt: str, params: dict, optimizer):
-    """AdamW moments of an ndbg checkpoint (model layout, [in, out] linears) into torch's AdamW."""
+    """The optimizer buffers of an ndbg checkpoint (model layout, [in, out] linears): AdamW's
+    moments, and Muon's momentum for the matrices that Muon updates."""
     from safetensors import safe_open
 
+    muon_params = set(optimizer.muon.params()) if isinstance(optimizer, Hybrid) else set()
     path = os.path.join(ckpt, "optimizer.safetensors")
     with safe_open(path, framework="pt") as f:
         t = int((f.metadata() or {}).get("t", "0"))
         keys = set(f.keys())
+
+        def moment(key: str, p):
+            if key not in keys:
+                fail(f"{path} has no moment {key}: was --hf exported from this checkpoint?")
+            x = f.get_tensor(key)
+            if LINEAR.search(key):
+                x = x.t()
+            if tuple(x.shape) != tuple(p.shape):
+                fail(f"{path}: {key} has shape {list(x.shape)}, the model's parameter has {list(p.shape)}")
+            return x.contiguous().to(p.device, torch.float32)
+
         for name, p in params.items():
-            state = {}
-            for kind, slot in (("m", "exp_avg"), ("v", "exp_avg_sq")):
-                key = f"{kind}.{name}"
-                if key not in keys:
-                    fail(f"{path} has no moment {key}: was --hf exported from this checkpoint?")
-                x = f.get_tensor(key)
-                if LINEAR.search(name):
-                    x = x.t()
-                if tuple(x.shape) != tuple(p.shape):
-                    fail(f"{path}: {key} has shape {list(x.shape)}, the model's {name} has {list(p.shape)}")
-                state[slot] = x.contiguous().to(p.device, torch.float32)
-            state["step"] = torch.tensor(float(t))
-            optimizer.state[p] = state
+            if p in muon_params:
+                optimizer.muon.state[p] = {"momentum_buffer": moment(f"m.{name}", p)}
+                continue
+            adam = optimizer.adam if isinstance(optimizer, Hybrid) else optimizer
+            adam.state[p] = {"exp_avg": moment(f"m.{name}", p), "exp_avg_sq": moment(f"v.{name}", p), "step": torch.tensor(float(t))}
     return t
 
 
@@ -276,15 +283,22 @@ def open_loader(data_cfg: dict, tr: dict, state):
 
 
 def make_optimizer(params: dict, optim_cfg: dict, args, start: Start, device):
-    """AdamW over ndbg's decay groups, with the moments of the resumed checkpoint or of --from.
-    Returns it and the ndbg step count t the moments came with (None when not from --from)."""
-    groups = {True: [], False: []}
+    """AdamW over ndbg's decay groups (with Muon for the blocks' matrices when optim.muon is set),
+    with the buffers of the resumed checkpoint or of --from. Returns it and the ndbg step count t
+    the buffers came with (None when not from --from)."""
+    muon_cfg = optim_cfg.get("muon")
+    groups = {(kind, decay): [] for kind in ("adamw", "muon") for decay in (True, False)}
     for name, p in params.items():
-        groups[decays(name, tuple(p.shape), optim_cfg)].append(p)
-    optimizer = torch.optim.AdamW(
-        [{"params": groups[True], "weight_decay": optim_cfg["weight_decay"]}, {"params": groups[False], "weight_decay": 0.0}],
-        lr=0.0, betas=(optim_cfg["beta1"], optim_cfg["beta2"]), eps=optim_cfg["eps"], foreach=False,
-    )
+        kind = "muon" if muon_cfg and is_hidden_matrix(name, tuple(p.shape)) else "adamw"
+        groups[(kind, decays(name, tuple(p.shape), optim_cfg))].append(p)
+
+    def decay_groups(kind: str):
+        return [{"params": groups[(kind, d)], "weight_decay": optim_cfg["weight_decay"] if d else 0.0} for d in (True, False) if groups[(kind, d)]]
+
+    optimizer = torch.optim.AdamW(decay_groups("adamw"), lr=0.0, betas=(optim_cfg["beta1"], optim_cfg["beta2"]), eps=optim_cfg["eps"], foreach=False)
+    if muon_cfg:
+        muon = {**MUON_DEFAULTS, **muon_cfg}
+        optimizer = Hybrid(optimizer, Muon(decay_groups("muon"), muon["momentum"], muon["ns_steps"], muon["update_scale"]))
     ndbg_t = None
     if start.resume:
         optimizer.load_state_dict(torch.load(os.path.join(start.resume, "optimizer.pt"), map_location=device))
@@ -342,7 +356,7 @@ def accumulate(run: Run):
 
 def update(run: Run, step: int, total_loss: float, total_tokens: float):
     """ndbg's update from the accumulated gradients: scale to the sum over all targets / their
-    count, clip the global norm, AdamW at the schedule's lr; a non-finite step is skipped.
+    count, clip the global norm, the optimizer at the schedule's lr; a non-finite step is skipped.
     Returns (loss, lr, grad_norm, skipped)."""
     optim_cfg, steps = run.cfg["optim"], run.cfg["train"]["steps"]
     denom = max(total_tokens, 1)
@@ -421,7 +435,7 @@ def main(argv=None):
     metrics = open_metrics(args.out, cfg, start.step) if env.rank == 0 else None
     moments = f"from {args.from_ckpt} (t={ndbg_t})" if ndbg_t is not None else "restored" if start.resume else "fresh"
     log(f"scale: {env.world} process(es), {env.device.type}, {'gloo' if env.device.type == 'cpu' else 'nccl'} ; steps {start.step + 1}..{tr['steps']}, "
-        f"{B}×{tr['grad_accum']} rows of {seq_len} tokens per step; AdamW moments {moments}")
+        f"{B}×{tr['grad_accum']} rows of {seq_len} tokens per step; optimizer buffers {moments}")
     train_loop(run, start, metrics)
     if env.rank == 0:
         metrics.close()

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { backendKernels, type KernelSet } from '../backend/kernels';
 import { flattenGroup } from '../backend/kernel_set';
+import type { Optimizer, OptimizerState } from './optimizer';
 
 /**
  * AdamW (Loshchilov & Hutter) with decoupled weight decay, written on tfjs tensors so every
@@ -27,12 +28,8 @@ export interface NamedParam {
   decay: boolean;
 }
 
-export interface AdamWState {
-  /** Number of updates applied so far (the bias-correction exponent of the next one minus 1). */
-  t: number;
-  /** `m.<param name>` and `v.<param name>` moments. */
-  moments: Map<string, Float32Array>;
-}
+/** AdamW's state: `m.<param name>` and `v.<param name>` moments. */
+export type AdamWState = OptimizerState;
 
 /**
  * The parameters that share a decay setting, updated as one flat vector: one set of ~12
@@ -50,7 +47,7 @@ interface Group {
   v: tf.Variable;
 }
 
-export class AdamW {
+export class AdamW implements Optimizer {
   private t = 0;
   private readonly groups: Group[] = [];
 
@@ -96,21 +93,7 @@ export class AdamW {
   }
 
   /**
-   * Applies one update. `grads` are the raw accumulated gradients by param name; `gradScale`
-   * multiplies them first (token normalization and clipping folded into one factor, so the
-   * gradients are read once).
-   */
-  apply(grads: Map<string, tf.Tensor>, lr: number, gradScale: number): void {
-    const groups = this.groupGrads(grads);
-    try {
-      this.applyGroups(groups, lr, gradScale);
-    } finally {
-      for (const g of groups.flat()) g.dispose();
-    }
-  }
-
-  /**
-   * apply() on gradients from groupGrads (the step computes their norm from them).
+   * One update from groupGrads' gradients (the step computes their norm from them).
    * The scalars are folded the way PyTorch's AdamW computes it (step size lr/bc1, denominator
    * √v/√bc2 + ε, here as (√v + ε·√bc2)/√bc2) and gradScale into the moment coefficients, so an
    * update is 13 elementwise passes per group instead of 16 — or one fused op per group.

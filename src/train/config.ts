@@ -50,6 +50,20 @@ export const OptimSchema = z
     no_decay: z.array(z.string()).default(['embed_tokens']),
     /** Decay 1-D tensors (norm weights, biases) too; off by default. */
     decay_vectors: z.boolean().default(false),
+    /**
+     * Muon for the transformer blocks' matrices (src/train/muon.ts), AdamW for the rest, under
+     * the one LR schedule; null: AdamW for every parameter.
+     */
+    muon: z
+      .object({
+        momentum: z.number().min(0).lt(1).default(0.95),
+        ns_steps: int(1).default(5),
+        /** s in the update's factor s·√max(rows, cols), which matches an AdamW update's RMS at 0.2. */
+        update_scale: z.number().positive().default(0.2),
+      })
+      .strict()
+      .nullable()
+      .default(null),
   })
   .strict();
 

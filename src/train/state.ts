@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { UserError } from '../util/errors';
-import type { AdamWState } from './adamw';
+import type { OptimizerState } from './optimizer';
 import { CheckpointFile } from './checkpoint_dir';
 import { NDBG_WEIGHTS_METADATA, readSafetensors, writeSafetensorsFd } from '../model/safetensors';
 
@@ -9,7 +9,7 @@ import { NDBG_WEIGHTS_METADATA, readSafetensors, writeSafetensorsFd } from '../m
  * What a checkpoint holds besides the weights, and how the whole checkpoint is packed into
  * files and read back:
  *   model.safetensors      weights by HF-Llama name (float32)
- *   optimizer.safetensors  AdamW moments `m.<name>`, `v.<name>` (float32)
+ *   optimizer.safetensors  optimizer buffers: AdamW's `m.<name>`, `v.<name>`; Muon's momentum `m.<name>` (float32)
  *   state.json             TrainerState below
  *   config.json            the resolved run config (the `model` section is what
  *                          loadModelFromCheckpoint reads)
@@ -37,7 +37,7 @@ export interface TrainerState {
 
 export interface CheckpointContents {
   weights: Map<string, { shape: number[]; data: Float32Array }>;
-  optimizer: AdamWState;
+  optimizer: OptimizerState;
   state: TrainerState;
   config: unknown;
 }

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { AdamW } from './adamw';
+import type { Optimizer } from './optimizer';
 import { targetCount, type TokenBatch } from '../data/batch';
 import type { TrainableModel } from './types';
 
@@ -28,7 +28,7 @@ export interface StepOptions {
   gradClip: number;
 }
 
-export function trainStep(model: TrainableModel, opt: AdamW, microBatches: TokenBatch[], o: StepOptions): StepResult {
+export function trainStep(model: TrainableModel, opt: Optimizer, microBatches: TokenBatch[], o: StepOptions): StepResult {
   const vars = model.params.map((p) => p.variable);
   const byVarName = new Map(model.params.map((p) => [p.variable.name, p.name]));
   let tokens = 0;

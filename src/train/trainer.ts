@@ -4,7 +4,7 @@ import type { TokenBatch } from '../data/batch';
 import { UserError } from '../util/errors';
 import { replaceFileAtomic } from '../util/fsync';
 import { Progress } from '../util/progress';
-import { AdamW, decayRule } from './adamw';
+import { makeOptimizer, type Optimizer } from './optimizer';
 import { latestCheckpoint, pruneCheckpoints, writeCheckpointDir } from './checkpoint_dir';
 import type { OptimConfig, TrainConfig } from './config';
 import { maybeKillAfterStep } from './fault';
@@ -19,7 +19,7 @@ import type { BatchStream, TrainableModel } from './types';
  * The training loop: batch → step → metrics → validation → checkpoint, resumable exactly.
  *
  * Exactness rests on: the schedule being a function of the step; the data stream being restored
- * from its saved state; weights and AdamW moments saved as raw float32; and metrics lines after
+ * from its saved state; weights and optimizer buffers saved as raw float32; and metrics lines after
  * the checkpoint dropped on resume (they are recomputed identically). Nothing in the loop draws
  * random numbers (the data order is the loader's, keyed by train.seed), so no RNG is saved.
  */
@@ -168,16 +168,8 @@ function timed<T>(seconds: Record<'eval' | 'checkpoint', number>, what: 'eval' |
   }
 }
 
-function makeOptimizer(model: TrainableModel, optim: OptimConfig): AdamW {
-  const isDecayed = decayRule(optim.no_decay, optim.decay_vectors);
-  return new AdamW(
-    model.params.map((p) => ({ name: p.name, variable: p.variable, decay: isDecayed(p.name, p.variable.shape) })),
-    { beta1: optim.beta1, beta2: optim.beta2, eps: optim.eps, weightDecay: optim.weight_decay },
-  );
-}
-
 /** A fresh run (refusing to overwrite one) or the latest complete checkpoint restored into model and optimizer. */
-function startOrResume(deps: TrainerDeps, o: TrainOptions, opt: AdamW, metricsFile: string, log: (s: string) => void): { c: Counters; stream: BatchStream } {
+function startOrResume(deps: TrainerDeps, o: TrainOptions, opt: Optimizer, metricsFile: string, log: (s: string) => void): { c: Counters; stream: BatchStream } {
   const latest = latestCheckpoint(o.runDir);
   if (o.resume && latest) {
     const ck = unpackCheckpoint(latest.dir);
@@ -236,7 +228,7 @@ function metricsRecord(
   return rec;
 }
 
-function saveCheckpoint(deps: TrainerDeps, o: TrainOptions, opt: AdamW, c: Counters, stream: BatchStream, at: { horizon: number; elapsedS: number }): void {
+function saveCheckpoint(deps: TrainerDeps, o: TrainOptions, opt: Optimizer, c: Counters, stream: BatchStream, at: { horizon: number; elapsedS: number }): void {
   const state: TrainerState = {
     format: 'ndbg-train-state/1',
     step: c.step,

@@ -11,6 +11,7 @@ import type { KernelSet } from '../../src/backend/kernel_set';
 import { attentionBias, rotateHalfMatrix } from '../../src/model/layers';
 import type { TokenBatch } from '../../src/data/batch';
 import { AdamW } from '../../src/train/adamw';
+import { applyGradients } from '../../src/train/optimizer';
 import { Rng } from '../../src/util/rng';
 import { randomIds, testConfig, testModel } from '../model/helpers';
 import { nativeSkipReason } from './native';
@@ -260,7 +261,7 @@ const TOL = 2e-6;
     const steps = (o: ReturnType<typeof make>) => {
       for (let s = 0; s < 3; s++) {
         const g = grads();
-        o.opt.apply(g, 1e-2, 0.5);
+        applyGradients(o.opt, g, 1e-2, 0.5);
         for (const t of g.values()) t.dispose();
       }
       return o.vars.map((v) => Array.from(v.dataSync()));

@@ -22,7 +22,8 @@ const readMetrics = (file: string): MetricsLine[] =>
  * the shipped 2k tokenizer): ndbg trains 7 steps, the step-5 checkpoint goes to HF, two gloo
  * processes under torchrun continue it for 20 steps (steps 6..25), ndbg imports the result and
  * evaluates it. Steps 6 and 7 ran on both sides, so the hand-over is checked exactly: same rows
- * (the loader state), same weights and AdamW moments, same update.
+ * (the loader state), same weights and optimizer buffers, same update. The run uses the
+ * quickstart's optimizer: Muon for the blocks' matrices, AdamW for embeddings and norms.
  */
 describe('scale-out: torchrun DDP continues an ndbg run and hands it back', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-ddp-'));
@@ -51,7 +52,7 @@ describe('scale-out: torchrun DDP continues an ndbg run and hands it back', () =
       model: { vocab_size: 2048, d_model: 64, n_layers: 2, n_heads: 4, d_ff: 128, max_seq_len: 256, tie_embeddings: true, init_std: 0.02 },
       data: { datasets: [at('data')] },
       train: { steps: 7, micro_batch_size: 4, seed: 0, checkpoint_every: 5, keep_last: 3 },
-      optim: { schedule: { kind: 'constant', peak_lr: 0.003, warmup_steps: 3 }, weight_decay: 0.1, grad_clip: 1.0 },
+      optim: { schedule: { kind: 'constant', peak_lr: 0.003, warmup_steps: 3 }, weight_decay: 0.1, grad_clip: 1.0, muon: {} },
     };
     fs.writeFileSync(at('config.json'), JSON.stringify(config));
     ndbg(['train', '--config', at('config.json'), '--out', at('run'), '--quiet']);

@@ -9,7 +9,7 @@ import type { BatchStream, TrainableModel } from '../../src/train/types';
  * embedding → RMS-style scale (a 1-D "norm" weight) → linear head with bias, trained with a
  * masked cross entropy summed over target tokens.
  */
-export function tinyModel(vocab: number, dim: number, seed: number, prefix = ''): TrainableModel {
+export function tinyModel(vocab: number, dim: number, seed: number, prefix = '', headName = 'lm_head.weight'): TrainableModel {
   const rng = Rng.from(seed, 'tiny-model');
   const init = (n: number, std: number) => Float32Array.from({ length: n }, () => rng.normal() * std);
   const mk = (name: string, shape: number[], data: Float32Array) => ({
@@ -19,7 +19,7 @@ export function tinyModel(vocab: number, dim: number, seed: number, prefix = '')
   const params = [
     mk('model.embed_tokens.weight', [vocab, dim], init(vocab * dim, 0.5)),
     mk('model.norm.weight', [dim], new Float32Array(dim).fill(1)),
-    mk('lm_head.weight', [dim, vocab], init(dim * vocab, 0.5)),
+    mk(headName, [dim, vocab], init(dim * vocab, 0.5)),
     mk('lm_head.bias', [vocab], new Float32Array(vocab)),
   ];
   const [emb, norm, head, bias] = params.map((p) => p.variable);

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { AdamW, decayRule } from '../../src/train/adamw';
+import { applyGradients } from '../../src/train/optimizer';
 import { lrAt } from '../../src/train/schedule';
 import { trainStep } from '../../src/train/step';
 import { Rng } from '../../src/util/rng';
@@ -68,7 +69,7 @@ describe('AdamW', () => {
         ['a', tf.tensor(g, [2, 2])],
         ['b', tf.tensor(g, [4])],
       ]);
-      opt.apply(grads, lr, scale);
+      applyGradients(opt, grads, lr, scale);
       for (const [p, m, v, decay] of [
         [ref.a, ref.ma, ref.va, true],
         [ref.b, ref.mb, ref.vb, false],
