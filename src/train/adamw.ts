@@ -70,6 +70,10 @@ export class AdamW implements Optimizer {
     return this.t;
   }
 
+  describe(): string {
+    return `AdamW on ${this.params.length} tensors`;
+  }
+
   /**
    * The gradients of each group as the update reads them (caller disposes): per group, a copy
    * of each parameter's gradient in the parameter's shape, whichever kernel set runs (the fused

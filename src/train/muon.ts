@@ -89,6 +89,10 @@ export class Muon implements Optimizer {
     return this.adam.step;
   }
 
+  describe(): string {
+    return `Muon on ${this.hidden.length} block matrices (momentum ${this.opts.momentum}, ${this.opts.nsSteps} Newton–Schulz steps), ${this.adam.describe()}`;
+  }
+
   private get hidden(): NamedParam[] {
     return this.stacks.flatMap((s) => s.params);
   }

@@ -15,6 +15,8 @@ export interface OptimizerState {
 /** What the training step needs of an optimizer (AdamW, or Muon with AdamW beside it). */
 export interface Optimizer {
   readonly step: number;
+  /** One line for the run's log: which parameters take which update. */
+  describe(): string;
   /** The gradients grouped as applyGroups reads them (copies; the caller disposes). */
   groupGrads(grads: Map<string, tf.Tensor>): tf.Tensor[][];
   /** Σ g² over groupGrads' tensors. */

@@ -75,6 +75,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   const metricsFile = path.join(o.runDir, 'metrics.jsonl');
   fs.mkdirSync(o.runDir, { recursive: true });
   const opt = makeOptimizer(model, o.optim);
+  log(`optimizer: ${opt.describe()}`);
   const { c, stream } = startOrResume(deps, o, opt, metricsFile, log);
   replaceFileAtomic(path.join(o.runDir, 'config.json'), JSON.stringify(deps.resolvedConfig, null, 2) + '\n');
 

@@ -8,7 +8,7 @@ describe('quickstart training budget', () => {
   test('the default is a step budget, the same on every machine; the eval counts 300 distinct test programs', () => {
     expect(QUICKSTART_DEFAULTS.minutes).toBeNull();
     expect(trainBudget(QUICKSTART_DEFAULTS.minutes, QUICKSTART_DEFAULTS.steps)).toEqual({ kind: 'steps', steps: DEFAULT_STEPS });
-    expect(DEFAULT_STEPS).toBe(4000);
+    expect(DEFAULT_STEPS).toBe(3000);
     expect(QUICKSTART_DEFAULTS.evalPrograms).toBeGreaterThanOrEqual(300);
     expect(QUICKSTART_DEFAULTS.evalSplit).toBe('test');
   });
@@ -27,6 +27,8 @@ describe('quickstart training budget', () => {
     const steps = loadConfig(RunConfigSchema, { file, overrides: budgetOverrides(trainBudget(null, null)) });
     expect(steps.train.steps).toBe(DEFAULT_STEPS);
     expect(steps.train.max_minutes).toBeNull();
+    // The recipe trains the blocks' matrices with Muon (docs/train.md).
+    expect(steps.optim.muon).toEqual({ momentum: 0.95, ns_steps: 5, update_scale: 0.2 });
     // Warmup is a small part of the run, so the cosine decays over nearly all of it.
     expect(steps.optim.schedule.warmup_steps).toBeLessThan(DEFAULT_STEPS / 20);
     const minutes = loadConfig(RunConfigSchema, { file, overrides: budgetOverrides(trainBudget(15, null)) });
