@@ -5,7 +5,7 @@ import { applyGradients } from '../../src/train/optimizer';
 import { lrAt } from '../../src/train/schedule';
 import { trainStep } from '../../src/train/step';
 import { Rng } from '../../src/util/rng';
-import { sliceRows, syntheticBatch, tinyModel } from './helpers';
+import { expectSameRun, resumeRoundTrip, sliceRows, syntheticBatch, tinyModel } from './helpers';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -93,34 +93,13 @@ describe('AdamW', () => {
   });
 
   it('restoring a saved state continues bit for bit', () => {
-    const run = (split: boolean) => {
-      const model = tinyModel(11, 6, 1, `resume${split}`);
-      const mk = () =>
-        new AdamW(
-          model.params.map((p) => ({ name: p.name, variable: p.variable, decay: p.variable.rank > 1 })),
-          { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1 },
-        );
-      let opt = mk();
-      const rng = Rng.from(3, 'batches');
-      const losses: number[] = [];
-      for (let s = 0; s < 6; s++) {
-        if (split && s === 3) {
-          const st = opt.state();
-          const weights = model.getWeights();
-          opt.dispose();
-          for (const p of model.params) p.variable.assign(tf.zerosLike(p.variable)); // clobber
-          model.setWeights(weights);
-          opt = mk();
-          opt.restore(st);
-        }
-        losses.push(trainStep(model, opt, [syntheticBatch(rng, 11, 3, 8)], { lr: 0.05, gradClip: 1 }).loss);
-      }
-      return { losses, weights: model.getWeights() };
-    };
-    const a = run(false);
-    const b = run(true);
-    expect(b.losses).toEqual(a.losses);
-    for (const [k, v] of a.weights) expect(Buffer.from(b.weights.get(k)!.data.buffer).equals(Buffer.from(v.data.buffer))).toBe(true);
+    const { straight, resumed } = resumeRoundTrip('resume', (model) =>
+      new AdamW(
+        model.params.map((p) => ({ name: p.name, variable: p.variable, decay: p.variable.rank > 1 })),
+        { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1 },
+      ),
+    );
+    expectSameRun(straight, resumed);
   });
 
   it('default decay rule skips vectors and embeddings', () => {
