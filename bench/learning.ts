@@ -47,12 +47,12 @@ async function prepareData(o: QuickstartOptions, dir: string, seconds: StageSeco
  * the rule baselines. Writes full-frame / SRC / EVT per action as a table and an
  * accuracy-vs-tokens plot into the longest run's report.html and bench/results/learning.json.
  *
- * Usage: npm run bench -- learning [--steps=3000,22000 | --minutes=10,120] [--programs=N]
+ * Usage: npm run bench -- learning [--steps=2500,20000 | --minutes=10,120] [--programs=N]
  *          [--docs-per-program=N] [--out=DIR] [--backend=B] [--set=K=V ...]
  *          [--cruxeval=FILE|none [--cruxeval-programs=200]] [--sessions=30]
  *
  * Budgets are work (--steps, the default: the same models on every machine); --minutes is an
- * opt-in wall-clock budget whose models depend on the machine's speed. 22,000 steps is the
+ * opt-in wall-clock budget whose models depend on the machine's speed. 20,000 steps is the
  * "120-minute point" of the Muon recipe on a machine whose AdamW step trains 8k tokens/s. Data that runs out stops the curve (docs/eval.md, "Session
  * 8"): with step budgets the bench generates enough programs that the longest run reads each
  * NDL document at most twice (ndl_epochs.ts), checks that on the built data and generates more

@@ -1,11 +1,11 @@
 import { BenchUsageError, flagValue } from './flags';
 
 /**
- * The quickstart's budget, and the "120-minute point": 22,000 steps of the Muon recipe take
- * about 120 minutes on a 2-core machine whose AdamW step trains 8k tokens/s (the Muon step
- * costs about 1.28× as much: docs/train.md, "Muon").
+ * The quickstart's budget, and the "120-minute point": 20,000 steps of the Muon recipe take
+ * about 2 hours on a 2-core machine whose AdamW step trains 8k tokens/s (a Muon step costs
+ * 1.3–1.45× an AdamW one: docs/train.md, "Muon").
  */
-const DEFAULT_STEP_BUDGETS = '3000,22000';
+const DEFAULT_STEP_BUDGETS = '2500,20000';
 
 export type Budgets = { kind: 'steps'; values: number[] } | { kind: 'minutes'; values: number[] };
 
@@ -22,6 +22,6 @@ export function budgetsOf(args: string[]): Budgets {
     if (values.some((m) => !(m > 0))) throw new BenchUsageError(`--minutes=${minutes}: expected positive numbers, e.g. 10,120`);
     return { kind: 'minutes', values };
   }
-  if (values.some((n) => !(Number.isInteger(n) && n > 0))) throw new BenchUsageError(`--steps=${steps}: expected positive whole numbers, e.g. 3000,22000`);
+  if (values.some((n) => !(Number.isInteger(n) && n > 0))) throw new BenchUsageError(`--steps=${steps}: expected positive whole numbers, e.g. 2500,20000`);
   return { kind: 'steps', values };
 }

@@ -5,6 +5,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { BackendChoice, initBackend } from '../src/backend/backend';
+import { loadModelConfig } from '../src/model/config';
 import { loadRunConfig } from '../src/train/run_config';
 import type { OptimConfig } from '../src/train/config';
 import { assetPath } from '../src/util/paths';
@@ -26,12 +27,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const perBlock = Math.max(1, Math.floor(steps / rounds));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-bench-optimizer-'));
   try {
-    const base = loadRunConfig(shape.config, []);
-    const dataDir = await benchCorpus(path.join(tmp, 'data'), assetPath(shape.tokenizer), base.seqLen);
-    const resolved = (muon: OptimConfig['muon']) => {
-      const r = loadRunConfig(shape.config, [`data.datasets=${JSON.stringify([dataDir])}`]);
-      return { ...r, config: { ...r.config, optim: { ...r.config.optim, muon } } };
-    };
+    const dataDir = await benchCorpus(path.join(tmp, 'data'), assetPath(shape.tokenizer), loadModelConfig(assetPath(shape.config)).max_seq_len);
+    const base = loadRunConfig(assetPath(shape.config), [`data.datasets=${JSON.stringify([dataDir])}`]);
+    const resolved = (muon: OptimConfig['muon']) => ({ ...base, config: { ...base.config, optim: { ...base.config.optim, muon } } });
     await initBackend((flagValue(args, 'backend') ?? 'auto') as BackendChoice, () => undefined);
     const muonSettings = base.config.optim.muon ?? { momentum: 0.95, ns_steps: 5, update_scale: 0.2 };
     const warmup = 3;

@@ -41,14 +41,15 @@ export const EVAL_SPLITS = ['validation', 'test'] as const;
 export type EvalSplit = (typeof EVAL_SPLITS)[number];
 
 /**
- * The default work budget: 3,000 steps of micro-batch 4 × 512 tokens (6.1M tokens) with Muon
- * (configs/quickstart.json), about 16 minutes on a 2-core machine whose AdamW step trains 8k
- * tokens/s (the Muon step costs about 1.28× as much). Chosen on the validation split against
- * 3,500 and 4,000 steps, which were within a point and a half of it and would not leave the
- * whole quickstart inside 30 minutes on such a machine (docs/eval.md, "Session 24"). A step
- * budget, not a time budget, so every machine trains the same model and only the time differs.
+ * The default work budget: 2,500 steps of micro-batch 4 × 512 tokens (5.1M tokens) with Muon
+ * (configs/quickstart.json), about 15 minutes on a 2-core machine whose AdamW step trains 8k
+ * tokens/s (a Muon step costs 1.3–1.45× an AdamW one). Chosen on the validation split against
+ * 3,000, 3,500 and 4,000 steps, which were within 3 points of it over all actions and would
+ * leave the whole quickstart at or over 30 minutes on such a machine (docs/eval.md, "Session
+ * 24"). A step budget, not a time budget, so every machine trains the same model and only the
+ * time differs.
  */
-export const DEFAULT_STEPS = 3000;
+export const DEFAULT_STEPS = 2500;
 
 /**
  * The training mixture: 90% of rows from the NDL documents, 10% from the code source. Stated
@@ -80,7 +81,7 @@ export function describeBudget(b: TrainBudget): string {
 export const QUICKSTART_DEFAULTS: Omit<QuickstartOptions, 'out'> = {
   minutes: null,
   steps: null,
-  // 7,000: the 3,000-step budget reads about 6M tokens, under half an epoch of the ~6,300
+  // 7,000: the 2,500-step budget reads about 5M tokens, under half an epoch of the ~6,300
   // training programs' documents (fresh programs beat repeated ones: docs/eval.md, Sessions 10
   // and 11), and each held-out split keeps ≥ 300 distinct programs (about 5% each); 12,000 spent
   // 2.5 more minutes generating documents the run never read (Session 14).

@@ -3,7 +3,7 @@ import { budgetsOf } from '../../bench/learning_budgets';
 
 describe('learning bench budgets', () => {
   it('defaults to work budgets: the quickstart steps and the old 120-minute point', () => {
-    expect(budgetsOf([])).toEqual({ kind: 'steps', values: [3000, 22000] });
+    expect(budgetsOf([])).toEqual({ kind: 'steps', values: [2500, 20000] });
     expect(budgetsOf(['--steps=100,200'])).toEqual({ kind: 'steps', values: [100, 200] });
   });
 

@@ -8,7 +8,7 @@ describe('quickstart training budget', () => {
   test('the default is a step budget, the same on every machine; the eval counts 300 distinct test programs', () => {
     expect(QUICKSTART_DEFAULTS.minutes).toBeNull();
     expect(trainBudget(QUICKSTART_DEFAULTS.minutes, QUICKSTART_DEFAULTS.steps)).toEqual({ kind: 'steps', steps: DEFAULT_STEPS });
-    expect(DEFAULT_STEPS).toBe(3000);
+    expect(DEFAULT_STEPS).toBe(2500);
     expect(QUICKSTART_DEFAULTS.evalPrograms).toBeGreaterThanOrEqual(300);
     expect(QUICKSTART_DEFAULTS.evalSplit).toBe('test');
   });
