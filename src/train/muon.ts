@@ -44,8 +44,8 @@ interface Stack {
   params: NamedParam[];
   shape: [number, number];
   momentum: tf.Variable;
-  /** Each matrix's decay factor is 1 − lr·wd or 1: which ones decay, as an [n, 1, 1] 0/1 mask. */
-  decays: number[];
+  /** Where the stack's gradients start in the hidden-matrix group of groupGrads. */
+  offset: number;
 }
 
 /** Stacks orthogonalized together: the same shape once tall ones are turned wide (rows ≤ cols). */
@@ -71,11 +71,16 @@ export class Muon implements Optimizer {
       kernels,
     );
     const byShape = new Map<string, NamedParam[]>();
-    for (const p of hidden) byShape.set(p.variable.shape.join('x'), [...(byShape.get(p.variable.shape.join('x')) ?? []), p]);
+    for (const p of hidden) {
+      const key = p.variable.shape.join('x');
+      byShape.set(key, [...(byShape.get(key) ?? []), p]);
+    }
     const byWideShape = new Map<string, NsBatch>();
+    let offset = 0;
     for (const members of byShape.values()) {
       const [rows, cols] = members[0].variable.shape as [number, number];
-      const stack: Stack = { params: members, shape: [rows, cols], momentum: tf.variable(tf.zeros([members.length, rows, cols]), false), decays: members.map((p) => (p.decay ? 1 : 0)) };
+      const stack: Stack = { params: members, shape: [rows, cols], momentum: tf.variable(tf.zeros([members.length, rows, cols]), false), offset };
+      offset += members.length;
       this.stacks.push(stack);
       const key = `${Math.min(rows, cols)}x${Math.max(rows, cols)}`;
       const batch = byWideShape.get(key) ?? { parts: [] };
@@ -116,16 +121,13 @@ export class Muon implements Optimizer {
   applyGroups(groups: tf.Tensor[][], lr: number, gradScale: number): void {
     this.adam.applyGroups(groups.slice(0, -1), lr, gradScale);
     const hiddenGrads = groups[groups.length - 1];
-    const offsets = new Map<Stack, number>();
-    this.stacks.reduce((at, s) => (offsets.set(s, at), at + s.params.length), 0);
     const { momentum: mu, updateScale } = this.opts;
     const wd = this.adamOpts.weightDecay;
     for (const batch of this.batches) {
       tf.tidy(() => {
         // m ← μ·m + (1−μ)·g and u = μ·m + (1−μ)·g, one stack at a time
         const nesterov = batch.parts.map(({ stack, transpose }) => {
-          const at = offsets.get(stack)!;
-          const g = tf.mul(tf.stack(hiddenGrads.slice(at, at + stack.params.length)), (1 - mu) * gradScale);
+          const g = tf.mul(tf.stack(hiddenGrads.slice(stack.offset, stack.offset + stack.params.length)), (1 - mu) * gradScale);
           const next = tf.add(tf.mul(stack.momentum, mu), g);
           stack.momentum.assign(next);
           const u = tf.add(tf.mul(next, mu), g);
@@ -134,7 +136,8 @@ export class Muon implements Optimizer {
         const ortho = tf.split(newtonSchulz(tf.concat(nesterov, 0) as tf.Tensor3D, this.opts.nsSteps), batch.parts.map((p) => p.stack.params.length));
         batch.parts.forEach(({ stack, transpose }, i) => {
           const o = transpose ? tf.transpose(ortho[i], [0, 2, 1]) : ortho[i];
-          const decay = tf.reshape(tf.tensor1d(stack.decays.map((d) => (d && wd > 0 ? 1 - lr * wd : 1))), [-1, 1, 1]);
+          // each matrix's decoupled decay: 1 − lr·wd where the decay rule selects it, else 1
+          const decay = tf.reshape(tf.tensor1d(stack.params.map((p) => (p.decay && wd > 0 ? 1 - lr * wd : 1))), [-1, 1, 1]);
           const w = tf.stack(stack.params.map((p) => p.variable));
           const next = tf.unstack(tf.sub(tf.mul(w, decay), tf.mul(o, lr * updateScale * Math.sqrt(Math.max(...stack.shape)))));
           stack.params.forEach((p, k) => p.variable.assign(next[k]));
