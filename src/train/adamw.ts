@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { backendKernels, type KernelSet } from '../backend/kernels';
 import { flattenGroup } from '../backend/kernel_set';
-import type { Optimizer, OptimizerState } from './optimizer';
+import type { Optimizer, OptimizerState } from './optimizer_types';
 
 /**
  * AdamW (Loshchilov & Hutter) with decoupled weight decay, written on tfjs tensors so every

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { AdamW, type AdamWOptions, type NamedParam } from './adamw';
-import type { Optimizer, OptimizerState } from './optimizer';
+import type { Optimizer, OptimizerState } from './optimizer_types';
 import type { KernelSet } from '../backend/kernel_set';
 import { backendKernels } from '../backend/kernels';
 

@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { UserError } from '../util/errors';
-import type { OptimizerState } from './optimizer';
+import type { OptimizerState } from './optimizer_types';
 import { CheckpointFile } from './checkpoint_dir';
 import { NDBG_WEIGHTS_METADATA, readSafetensors, writeSafetensorsFd } from '../model/safetensors';
 
