@@ -29,6 +29,7 @@ const LaunchSchema = z
     maxNewTokens: z.number().int().positive().default(128),
     beams: z.number().int().positive().optional(),
     srcConstraint: z.boolean().default(true),
+    frameGrammar: z.boolean().default(true),
     backend: z.enum(BACKENDS as unknown as [string, ...string[]]).default('auto'),
   })
   .passthrough();
@@ -86,7 +87,7 @@ export async function loadProgram(config: LaunchConfig, cwd = process.cwd()): Pr
     if (trace.events.length === 0) throw new UserError(`launch: "program" ${config.program} could not be traced${trace.error ? `: ${trace.error}` : ''}`);
   }
   const completer = await loadCompleter(
-    { oracle, checkpoint: config.checkpoint && path.resolve(cwd, config.checkpoint), backend: config.backend as BackendChoice, maxNewTokens: config.maxNewTokens, constrainSrc: config.srcConstraint, beams: config.beams },
+    { oracle, checkpoint: config.checkpoint && path.resolve(cwd, config.checkpoint), backend: config.backend as BackendChoice, maxNewTokens: config.maxNewTokens, constrainSrc: config.srcConstraint, constrainFrame: config.frameGrammar, beams: config.beams },
     trace ? [trace] : [],
   );
   const sampling = config.temperature > 0 ? { temperature: config.temperature, topP: config.topP, seed: config.seed } : undefined;

@@ -25,6 +25,8 @@ export interface CompleterSpec {
   maxNewTokens?: number;
   /** Free SRC decoding when false (see src_constraint.ts); default true. */
   constrainSrc?: boolean;
+  /** Decoding free of the frame grammar when false (see frame_grammar.ts); default true. */
+  constrainFrame?: boolean;
   /** Beam search with this many beams where decoding is not sampled; default DEFAULT_BEAMS (1: greedy). */
   beams?: number;
   /** Prompts decoded together by a model (model_completer.ts DEFAULT_BATCH_SIZE). */
@@ -51,7 +53,7 @@ export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: str
     throw new UserError(`tokenizer ${tokenizerFile} has ${tokenizer.vocabSize} ids but the model in ${spec.checkpoint} expects ${model.config.vocab_size}`);
   }
   // Prompts are fitted to the context the checkpoint was trained at, not to max_seq_len.
-  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, beams: spec.beams, batchSize: spec.batchSize, seqLen });
+  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, constrainFrame: spec.constrainFrame, beams: spec.beams, batchSize: spec.batchSize, seqLen });
 }
 
 /** Programs from a CruxEval-style JSONL file, optionally the first `limit`. */

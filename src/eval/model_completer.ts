@@ -1,7 +1,8 @@
 /**
  * The model side of evaluation: encodes an NDL prompt, decodes with the KV cache until the next
  * frame's <|action_sep|> or an exit, and returns the text. Greedy unless a temperature > 0 is
- * given; SRC fields spell lines of the prompt's program unless constrainSrc is false
+ * given; the answer is one frame the parser reads (frame_grammar.ts) unless constrainFrame is
+ * false, and its SRC fields spell lines of the prompt's program unless constrainSrc is false
  * (src_constraint.ts). A prompt is never cut: one that leaves no room for an answer in the
  * model's context is a PromptTooLongError (the task builders check `budget` first and count
  * such tasks as did_not_fit), and the answer may use whatever room the prompt leaves, up to
@@ -15,6 +16,7 @@ import { EXIT_KINDS, exitToken, STRUCTURE_TOKENS, DOCUMENT_TOKENS } from '../ndl
 import type { Tokenizer } from '../tokenizer';
 import { answerRoom, type PromptBudget } from './budget';
 import { PromptTooLongError, type TextCompleter } from './completer';
+import { FrameGrammar } from './frame_grammar';
 import { SrcConstraint } from './src_constraint';
 import type { PredictOptions } from './types';
 
@@ -23,6 +25,8 @@ export interface ModelCompleterOptions {
   maxNewTokens: number;
   /** SRC fields may only spell lines of the prompt's program (src_constraint.ts); default true. */
   constrainSrc?: boolean;
+  /** The answer may only be text that parses as one frame of the prompt's document (frame_grammar.ts); default true. */
+  constrainFrame?: boolean;
   /** Beam search with this many beams where decoding is not sampled (model/beam.ts); default DEFAULT_BEAMS; 1 is greedy. */
   beams?: number;
   /** The context T the model was trained at (a checkpoint's checkpointSeqLen); default: its max_seq_len. */
@@ -142,7 +146,12 @@ export class ModelCompleter implements TextCompleter {
   private limits(prefix: string, ids: number[]): Pick<BatchPrompt, 'maxNewTokens' | 'allowedTokens'> {
     const room = answerRoom(this.budget, ids.length);
     if (room < 1) throw new PromptTooLongError(ids.length, this.budget.seqLen);
-    const constraint = this.constrainsSrc ? SrcConstraint.forPrompt(this.tokenizer, prefix) : undefined;
+    const constraint =
+      this.options.constrainFrame ?? true
+        ? FrameGrammar.forPrompt(this.tokenizer, prefix, this.constrainsSrc)
+        : this.constrainsSrc
+          ? SrcConstraint.forPrompt(this.tokenizer, prefix)
+          : undefined;
     return {
       maxNewTokens: Math.min(this.options.maxNewTokens, room),
       allowedTokens: constraint && ((generated: readonly number[]) => constraint.allowed(generated)),

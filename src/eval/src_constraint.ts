@@ -12,56 +12,25 @@
  * `)` `))` or `))` `)`), and byte-fallback pieces carry single bytes of a character.
  */
 import { parseDocument } from '../ndl/parse';
-import { SPECIAL_TOKENS, STRUCTURE_TOKENS } from '../ndl/tokens';
+import { STRUCTURE_TOKENS } from '../ndl/tokens';
+import type { ParsedDocument } from '../ndl/types';
 import type { TextTokenizer } from '../tokenizer/types';
+import { specialId, tokenBytes, type TokenBytes } from './token_bytes';
 
-/** What every prompt's constraint shares for one tokenizer: each id's bytes, and ids by first byte. */
-interface Vocabulary {
-  /** The bytes a token adds to the text; undefined for special and control tokens. */
-  bytes: (Buffer | undefined)[];
-  byFirstByte: Map<number, number[]>;
+/** What every prompt's constraint shares for one tokenizer: token bytes and the separators. */
+interface Vocabulary extends TokenBytes {
   srcSep: number;
   /** `<|arg_sep|>` closes SRC in call, return, exception and inverse frames; `<|action_sep|>` in line frames. */
   closers: number[];
 }
 
-const BYTE_PIECE = /^<0x([0-9A-Fa-f]{2})>$/;
 const vocabularies = new WeakMap<TextTokenizer, Vocabulary>();
 
-function idOf(tok: TextTokenizer, token: string): number {
-  const id = tok.idOf?.(token);
-  if (id === undefined) throw new Error(`SRC constraint: the tokenizer has no id for ${token} (not an NDL tokenizer)`);
-  return id;
-}
-
-function vocabularyOf(tok: TextTokenizer & { pieceOf?(id: number): string }): Vocabulary {
+function vocabularyOf(tok: TextTokenizer): Vocabulary {
   const cached = vocabularies.get(tok);
   if (cached) return cached;
-  const special = new Set(SPECIAL_TOKENS.map((t) => idOf(tok, t)));
-  const bytes: (Buffer | undefined)[] = [];
-  const byFirstByte = new Map<number, number[]>();
-  for (let id = 0; id < tok.vocabSize; id++) {
-    let b: Buffer | undefined;
-    const byte = tok.pieceOf ? BYTE_PIECE.exec(tok.pieceOf(id)) : null;
-    if (byte) b = Buffer.of(parseInt(byte[1], 16));
-    else if (!special.has(id)) {
-      const text = tok.decode([id]);
-      // Control pieces decode to nothing; a lone byte of a character decodes to U+FFFD.
-      if (text && !text.includes('\uFFFD')) b = Buffer.from(text, 'utf8');
-    }
-    bytes.push(b);
-    if (b) {
-      const list = byFirstByte.get(b[0]);
-      if (list) list.push(id);
-      else byFirstByte.set(b[0], [id]);
-    }
-  }
-  const v: Vocabulary = {
-    bytes,
-    byFirstByte,
-    srcSep: idOf(tok, STRUCTURE_TOKENS.srcSep),
-    closers: [idOf(tok, STRUCTURE_TOKENS.argSep), idOf(tok, STRUCTURE_TOKENS.actionSep)],
-  };
+  const id = (t: string) => specialId(tok, t, 'SRC constraint');
+  const v: Vocabulary = { ...tokenBytes(tok), srcSep: id(STRUCTURE_TOKENS.srcSep), closers: [id(STRUCTURE_TOKENS.argSep), id(STRUCTURE_TOKENS.actionSep)] };
   vocabularies.set(tok, v);
   return v;
 }
@@ -88,7 +57,11 @@ export class SrcConstraint {
    * run stops only on a line event at that line, or not at all (an exit, which has no SRC).
    */
   static forPrompt(tok: TextTokenizer, prefix: string): SrcConstraint | undefined {
-    const doc = parseDocument(prefix);
+    return SrcConstraint.forDocument(tok, parseDocument(prefix));
+  }
+
+  /** forPrompt for a prompt already parsed. */
+  static forDocument(tok: TextTokenizer, doc: ParsedDocument): SrcConstraint | undefined {
     if (doc.error && !doc.context) return undefined;
     const action = doc.frames[doc.frames.length - 1]?.action;
     const target = action?.kind === 'breakpoint' ? action.target : undefined;
@@ -99,10 +72,12 @@ export class SrcConstraint {
    * The ids the next token may be after `generated` (the continuation so far): inside an open
    * SRC field, the tokens that keep it a prefix of a program line, plus the closers where it
    * is a whole line; undefined outside a field, and where no line can be continued (free
-   * decoding rather than a forced wrong token).
+   * decoding rather than a forced wrong token). `closer`, when given, is the one closer the
+   * frame's event allows (frame_grammar.ts); otherwise either may close the field.
    */
-  allowed(generated: readonly number[]): ReadonlySet<number> | undefined {
-    const { bytes, byFirstByte, srcSep, closers } = this.vocab;
+  allowed(generated: readonly number[], closer?: number): ReadonlySet<number> | undefined {
+    const { bytes, byFirstByte, srcSep } = this.vocab;
+    const closers = closer === undefined ? this.vocab.closers : [closer];
     const open = generated.lastIndexOf(srcSep);
     if (open < 0) return undefined;
     const parts: Buffer[] = [];

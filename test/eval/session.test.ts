@@ -391,8 +391,9 @@ describe('DebugSession with a (tiny, random) model', () => {
     const model = LlamaModel.create(config, 7);
     const { code, trace } = COUNT;
     const prompts: string[] = [];
-    const run = async (seed: number) => {
-      const model_ = new ModelCompleter(model, tok, { maxNewTokens: 12 });
+    // Without the frame grammar, so that the noise does not parse and the session's recovery runs.
+    const run = async (seed: number, constrainFrame = false) => {
+      const model_ = new ModelCompleter(model, tok, { maxNewTokens: 12, constrainFrame });
       const completer = { name: 'tiny', completeFrame: (prefix: string, o?: object) => (prompts.push(prefix), model_.completeFrame(prefix, o)) };
       const s = new DebugSession({ code, call: trace.entry_call, completer, trace, direction: 'forward', verify: true, sampling: { temperature: 1, topP: 1, seed } });
       const out = [...s.start()];
@@ -417,6 +418,10 @@ describe('DebugSession with a (tiny, random) model', () => {
     // The model was asked to continue its document, which went on from the real frame.
     expect(prompts[1].endsWith('<|frame_sep|><|line_sep|><|arg_sep|>{}<|src_sep|>    return count("berry", "r")<|action_sep|><|step_into|>')).toBe(true);
     expect(await run(1)).toEqual(a);
+    // With the grammar (the default) the same noise comes out as frames the session can show.
+    const grammar = await run(1, true);
+    expect(grammar.filter((l) => l.startsWith('***'))).toEqual([]);
+    expect(grammar.filter((l) => l.startsWith('> ') || l.startsWith('--Exit--')).length).toBe(3);
     model.dispose();
   });
 });

@@ -27,6 +27,7 @@ interface DebugArgs {
   seed: number;
   'max-new-tokens': number;
   'src-constraint': boolean;
+  'frame-grammar': boolean;
   beams?: number;
 }
 
@@ -95,6 +96,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       .option('seed', { type: 'number', default: 0, describe: 'sampling seed (offset by the step number)' })
       .option('max-new-tokens', { type: 'number', default: 128, describe: 'longest predicted frame, in tokens' })
       .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC may only be a line of the program (constrained decoding); --no-src-constraint decodes freely' })
+      .option('frame-grammar', { type: 'boolean', default: true, describe: 'Each answer may only be text that parses as one frame (grammar-constrained decoding); --no-frame-grammar decodes freely' })
       .option('beams', { type: 'number', describe: `beam search: the likeliest frame over N beams (default ${DEFAULT_BEAMS}; 1 decodes greedily); not with --temperature` })
       .conflicts('script', 'script-file')
       .example("$0 debug prog.py --call 'f(3)' --checkpoint runs/tiny/checkpoints/step-001000 --verify", 'interactive, model vs real')
@@ -123,7 +125,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       if (trace.events.length === 0) throw new UserError(`${args.file}: the program did not run${trace.error ? `: ${trace.error}` : ''}`);
     }
     const completer = await loadCompleter(
-      { oracle: args.oracle, checkpoint: args.checkpoint, backend: args.backend as BackendChoice, maxNewTokens: args['max-new-tokens'], constrainSrc: args['src-constraint'], beams: args.beams },
+      { oracle: args.oracle, checkpoint: args.checkpoint, backend: args.backend as BackendChoice, maxNewTokens: args['max-new-tokens'], constrainSrc: args['src-constraint'], constrainFrame: args['frame-grammar'], beams: args.beams },
       trace ? [trace] : [],
     );
     const sampling: PredictOptions | undefined = args.temperature > 0 ? { temperature: args.temperature, topP: args['top-p'], seed: args.seed } : undefined;

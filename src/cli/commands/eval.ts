@@ -30,6 +30,7 @@ function modelOptions<T>(y: Argv<T>) {
     .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: 'auto', describe: 'tfjs backend' })
     .option('max-new-tokens', { type: 'number', default: DEFAULT_MAX_NEW_TOKENS, describe: 'Longest predicted frame, in tokens' })
     .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC fields may only spell lines of the program (constrained decoding); --no-src-constraint decodes them freely' })
+    .option('frame-grammar', { type: 'boolean', default: true, describe: 'The answer may only be text that parses as one frame (grammar-constrained decoding); --no-frame-grammar decodes it freely' })
     .option('beams', { type: 'number', default: DEFAULT_BEAMS, describe: 'Beam search: the likeliest frame over N beams; 1 decodes greedily' })
     .option('batch-size', { type: 'number', default: DEFAULT_BATCH_SIZE, describe: 'Prompts decoded together (1: one at a time; a GPU takes more)' })
     .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
@@ -60,6 +61,7 @@ function completerSpec(a: Args): CompleterSpec {
     backend: a.backend as BackendChoice,
     maxNewTokens: a['max-new-tokens'] as number,
     constrainSrc: a['src-constraint'] as boolean,
+    constrainFrame: a['frame-grammar'] as boolean,
     beams: a.beams as number,
     batchSize: a['batch-size'] as number,
   };

@@ -1,0 +1,176 @@
+/**
+ * Grammar-constrained decoding of a whole answer frame (spec ndl.md §3): the model may only write
+ * what the parser reads as one frame of the prompt's document, so every answer parses.
+ *
+ *   <|frame_sep|> then an exit token, or an event token and its two fields:
+ *     line:   <|arg_sep|> LOCALS <|src_sep|> SRC <|action_sep|>
+ *     others: <|src_sep|> SRC <|arg_sep|> LOCALS-or-VALUE <|action_sep|>
+ *
+ * Events and exits are those of the document's direction; after a breakpoint action only a line
+ * event (at the target) or an exit can follow. LOCALS and VALUE must stay a prefix of the NDL JSON
+ * the parser accepts (json_prefix.ts: an object of distinct string-valued keys, or a string or
+ * null) and close only when whole. SRC is constrained to the program's lines as before
+ * (src_constraint.ts), or free text when SRC is decoded freely. What the model chooses (which
+ * event, which line, which values) is untouched: on the validation split 4% of its answers,
+ * 14–16% of those after breakpoint and inv_step_call, did not parse before (docs/eval.md,
+ * "Decoding: the frame grammar").
+ */
+import { showsValue, type Direction } from '../debugger';
+import { JsonPrefix, type JsonShape } from '../ndl/json_prefix';
+import { parseDocument } from '../ndl/parse';
+import { EXIT_KINDS, eventToken, exitToken, FORWARD_EVENTS, INVERSE_EVENTS, STRUCTURE_TOKENS as S, type ExitKind, type NdlEvent } from '../ndl/tokens';
+import type { TextTokenizer } from '../tokenizer/types';
+import { SrcConstraint } from './src_constraint';
+import { specialId, tokenBytes, type TokenBytes } from './token_bytes';
+
+const FORWARD_EXITS: readonly ExitKind[] = EXIT_KINDS.filter((k) => k !== 'inv_exit_entry');
+const INVERSE_EXITS: readonly ExitKind[] = ['inv_exit_entry'];
+
+/** Sets of ids that LOCALS and VALUE fields allow, kept per distinct set (a few dozen in a run). */
+const MAX_CACHED_SETS = 512;
+
+/** What every prompt's grammar shares for one tokenizer. */
+interface GrammarVocabulary extends TokenBytes {
+  frameSep: number;
+  srcSep: number;
+  argSep: number;
+  actionSep: number;
+  eventById: Map<number, NdlEvent>;
+  /** Text ids whose bytes hold no quote, backslash or control byte: each only lengthens an open string. */
+  stringSafe: number[];
+  /** The other text ids, checked one by one inside strings. */
+  stringRisky: number[];
+  /** Field id sets by a key naming them, so that equal sets are built once. */
+  sets: Map<string, ReadonlySet<number>>;
+}
+
+const vocabularies = new WeakMap<TextTokenizer, GrammarVocabulary>();
+
+function vocabularyOf(tok: TextTokenizer): GrammarVocabulary {
+  const cached = vocabularies.get(tok);
+  if (cached) return cached;
+  const id = (t: string) => specialId(tok, t, 'frame grammar');
+  const base = tokenBytes(tok);
+  const safe = (b: Buffer) => b.every((x) => x >= 0x20 && x !== 0x22 && x !== 0x5c);
+  const v: GrammarVocabulary = {
+    ...base,
+    frameSep: id(S.frameSep),
+    srcSep: id(S.srcSep),
+    argSep: id(S.argSep),
+    actionSep: id(S.actionSep),
+    eventById: new Map([...FORWARD_EVENTS, ...INVERSE_EVENTS].map((e) => [id(eventToken(e)), e])),
+    stringSafe: base.textIds.filter((i) => safe(base.bytes[i]!)),
+    stringRisky: base.textIds.filter((i) => !safe(base.bytes[i]!)),
+    sets: new Map(),
+  };
+  vocabularies.set(tok, v);
+  return v;
+}
+
+/** The set named `key`, built by `make` the first time. */
+function cachedSet(v: GrammarVocabulary, key: string, make: () => Iterable<number>): ReadonlySet<number> {
+  let set = v.sets.get(key);
+  if (!set) {
+    if (v.sets.size >= MAX_CACHED_SETS) v.sets.clear();
+    set = new Set(make());
+    v.sets.set(key, set);
+  }
+  return set;
+}
+
+/** One field of the frame: what opens it, what closes it, and how its text is checked. */
+interface Field {
+  kind: 'src' | JsonShape;
+  opener: number;
+  closer: number;
+}
+
+export class FrameGrammar {
+  private readonly vocab: GrammarVocabulary;
+  private readonly firstTokens: ReadonlySet<number>;
+
+  /**
+   * `direction`: the document's; `breakpoint`: the prompt ends with a breakpoint action;
+   * `src`: the SRC constraint, or undefined to decode SRC as free text.
+   */
+  constructor(
+    tok: TextTokenizer,
+    direction: Direction,
+    breakpoint: boolean,
+    private readonly src: SrcConstraint | undefined,
+  ) {
+    this.vocab = vocabularyOf(tok);
+    const events: readonly NdlEvent[] = breakpoint ? ['line'] : direction === 'forward' ? FORWARD_EVENTS : INVERSE_EVENTS;
+    const exits = direction === 'forward' ? FORWARD_EXITS : INVERSE_EXITS;
+    this.firstTokens = new Set([...events.map((e) => specialId(tok, eventToken(e), 'frame grammar')), ...exits.map((k) => specialId(tok, exitToken(k), 'frame grammar'))]);
+  }
+
+  /**
+   * The grammar for a prompt (a document cut after an action); undefined when the prompt does
+   * not parse that far, so that there is no document to continue.
+   */
+  static forPrompt(tok: TextTokenizer, prefix: string, constrainSrc: boolean): FrameGrammar | undefined {
+    const doc = parseDocument(prefix);
+    const last = doc.frames[doc.frames.length - 1];
+    if (doc.error || !doc.direction || !last?.action) return undefined;
+    const src = constrainSrc ? SrcConstraint.forDocument(tok, doc) : undefined;
+    return new FrameGrammar(tok, doc.direction, last.action.kind === 'breakpoint', src);
+  }
+
+  /**
+   * The ids the next token may be after `generated` (the answer so far). Undefined only where
+   * `generated` already broke the grammar (a search that did not apply it) or a field has no
+   * valid continuation left: then decoding is free rather than forced.
+   */
+  allowed(generated: readonly number[]): ReadonlySet<number> | undefined {
+    const v = this.vocab;
+    if (generated.length === 0) return cachedSet(v, `only ${v.frameSep}`, () => [v.frameSep]);
+    if (generated[0] !== v.frameSep) return undefined;
+    if (generated.length === 1) return this.firstTokens;
+    const event = v.eventById.get(generated[1]);
+    if (event === undefined || !this.firstTokens.has(generated[1])) return undefined;
+    const value: JsonShape = showsValue(event) ? 'value' : 'locals';
+    const fields: Field[] =
+      event === 'line'
+        ? [
+            { kind: value, opener: v.argSep, closer: v.srcSep },
+            { kind: 'src', opener: v.srcSep, closer: v.actionSep },
+          ]
+        : [
+            { kind: 'src', opener: v.srcSep, closer: v.argSep },
+            { kind: value, opener: v.argSep, closer: v.actionSep },
+          ];
+    let at = 2;
+    for (const field of fields) {
+      if (at === generated.length) return cachedSet(v, `only ${field.opener}`, () => [field.opener]);
+      if (generated[at] !== field.opener) return undefined;
+      let end = at + 1;
+      while (end < generated.length && v.bytes[generated[end]]) end++;
+      if (end === generated.length) return this.inField(field, generated, at + 1);
+      if (generated[end] !== field.closer) return undefined;
+      at = end;
+    }
+    // The frame is closed by <|action_sep|>, a stop token: nothing follows it.
+    return undefined;
+  }
+
+  /** Inside an open field whose text is generated[start..]. */
+  private inField(field: Field, generated: readonly number[], start: number): ReadonlySet<number> | undefined {
+    const v = this.vocab;
+    if (field.kind === 'src') {
+      const constrained = this.src?.allowed(generated, field.closer);
+      return constrained ?? cachedSet(v, `text+${field.closer}`, () => [...v.textIds, field.closer]);
+    }
+    const json = new JsonPrefix(field.kind);
+    for (let i = start; i < generated.length; i++) json.push(v.bytes[generated[i]]!);
+    if (json.invalid) return undefined;
+    if (json.complete) return cachedSet(v, `only ${field.closer}`, () => [field.closer]);
+    const fits = (ids: number[]) => ids.filter((id) => json.clone().push(v.bytes[id]!));
+    if (!json.inPlainString) {
+      const ids = fits(v.textIds);
+      return ids.length ? new Set(ids) : undefined;
+    }
+    const risky = fits(v.stringRisky);
+    return cachedSet(v, `string+${risky.join(',')}`, () => [...v.stringSafe, ...risky]);
+  }
+}

@@ -1,0 +1,112 @@
+import * as path from 'path';
+import { initBackend } from '../../src/backend/backend';
+import { FrameGrammar } from '../../src/eval/frame_grammar';
+import { ModelCompleter } from '../../src/eval/model_completer';
+import { resolveModelConfig } from '../../src/model/config';
+import { LlamaModel } from '../../src/model/model';
+import { parseNextFrame } from '../../src/ndl/parse';
+import { EXIT_KINDS, exitToken, eventToken, FORWARD_EVENTS, INVERSE_EVENTS, STRUCTURE_TOKENS as S } from '../../src/ndl/tokens';
+import { Tokenizer } from '../../src/tokenizer';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const PROGRAM = 'def inc(x):\n    y = x + 1\n    return y\n\ndef main():\n    return inc(41)\n';
+const HEAD = `<|begin_of_text|><|trace_context_start|>${PROGRAM}`;
+const FORWARD = `${HEAD}<|frame_sep|><|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|><|step_into|>`;
+const BREAKPOINT = FORWARD.replace(/<\|step_into\|>$/, '<|breakpoint|>    return y');
+const INVERSE = `${HEAD}<|frame_sep|><|inv_return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|><|inv_step_into|>`;
+
+/** True answers of each prompt: every event shape, LOCALS with the elision marker and escapes, VALUE as a string and null. */
+const ANSWERS: Array<[string, string]> = [
+  [FORWARD, '<|frame_sep|><|line_sep|><|arg_sep|>{}<|src_sep|>    return inc(41)<|action_sep|>'],
+  [FORWARD, '<|frame_sep|><|call_sep|><|src_sep|>def inc(x):<|arg_sep|>{"x": "41"}<|action_sep|>'],
+  [FORWARD, '<|frame_sep|><|line_sep|><|arg_sep|>{"..": "..", "y": "\'say \\"hi\\" \\u00e9\'"}<|src_sep|>    y = x + 1<|action_sep|>'],
+  [FORWARD, '<|frame_sep|><|return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|>'],
+  [FORWARD, '<|frame_sep|><|exception_sep|><|src_sep|>    y = x + 1<|arg_sep|>null<|action_sep|>'],
+  [FORWARD, '<|frame_sep|><|exit_normal|>'],
+  [BREAKPOINT, '<|frame_sep|><|line_sep|><|arg_sep|>{"x": "41", "y": "42"}<|src_sep|>    return y<|action_sep|>'],
+  [BREAKPOINT, '<|frame_sep|><|exit_error|>'],
+  [INVERSE, '<|frame_sep|><|inv_line_sep|><|src_sep|>    y = x + 1<|arg_sep|>{"x": "41"}<|action_sep|>'],
+  [INVERSE, '<|frame_sep|><|inv_call_sep|><|src_sep|>def inc(x):<|arg_sep|>{"x": "41"}<|action_sep|>'],
+  [INVERSE, '<|frame_sep|><|inv_exit_entry|>'],
+];
+
+describe('the frame grammar', () => {
+  let tok: Tokenizer;
+  const id = (t: string) => tok.idOf(t);
+  beforeAll(async () => {
+    tok = await Tokenizer.load(path.join(ROOT, 'tokenizer', 'ndbg-2k.model'));
+  });
+
+  test("an answer opens with <|frame_sep|>, then one of the direction's events or exits (after a breakpoint: a line or an exit)", () => {
+    const first = (prompt: string) => FrameGrammar.forPrompt(tok, prompt, true)!.allowed([id(S.frameSep)]);
+    expect(FrameGrammar.forPrompt(tok, FORWARD, true)!.allowed([])).toEqual(new Set([id(S.frameSep)]));
+    const forwardExits = EXIT_KINDS.filter((k) => k !== 'inv_exit_entry').map((k) => id(exitToken(k)));
+    expect(first(FORWARD)).toEqual(new Set([...FORWARD_EVENTS.map((e) => id(eventToken(e))), ...forwardExits]));
+    expect(first(BREAKPOINT)).toEqual(new Set([id(eventToken('line')), ...forwardExits]));
+    expect(first(INVERSE)).toEqual(new Set([...INVERSE_EVENTS.map((e) => id(eventToken(e))), id(exitToken('inv_exit_entry'))]));
+    // No document to continue: no grammar.
+    expect(FrameGrammar.forPrompt(tok, HEAD, true)).toBeUndefined();
+    expect(FrameGrammar.forPrompt(tok, 'not NDL', true)).toBeUndefined();
+  });
+
+  test('accepts every token of true answers, and closes each field only with its own separator where its text is whole', () => {
+    const closers = new Set([S.srcSep, S.argSep, S.actionSep].map(id));
+    for (const constrainSrc of [true, false]) {
+      for (const [prompt, answer] of ANSWERS) {
+        const g = FrameGrammar.forPrompt(tok, prompt, constrainSrc)!;
+        const ids = Array.from(tok.encode(answer));
+        ids.forEach((next, k) => {
+          const allowed = g.allowed(ids.slice(0, k));
+          expect([answer, k, allowed?.has(next)]).toEqual([answer, k, true]);
+          // The true answer's closer is the only separator allowed where it stands.
+          if (closers.has(next) && k > 2) expect([answer, k, [...allowed!].filter((i) => closers.has(i))]).toEqual([answer, k, [next]]);
+        });
+      }
+    }
+  });
+
+  test('refuses what the parser would not read: the wrong closer, a second special token, bad or duplicate JSON, text after a whole value', () => {
+    const g = FrameGrammar.forPrompt(tok, FORWARD, true)!;
+    const ids = (text: string) => Array.from(tok.encode(text));
+    const refuses = (head: string, next: number) => expect([head, g.allowed(ids(head))?.has(next)]).toEqual([head, false]);
+    // A call frame's SRC closes with <|arg_sep|>, not <|action_sep|> (the commonest failure before).
+    refuses('<|frame_sep|><|call_sep|><|src_sep|>def inc(x):', id(S.actionSep));
+    // An event token is followed by its first separator, nothing else.
+    refuses('<|frame_sep|><|line_sep|>', id(S.frameSep));
+    refuses('<|frame_sep|><|line_sep|>', id(S.srcSep));
+    // LOCALS: no closer before the object is whole, only the closer after it.
+    refuses('<|frame_sep|><|line_sep|><|arg_sep|>{"x": "41"', id(S.srcSep));
+    expect(g.allowed(ids('<|frame_sep|><|line_sep|><|arg_sep|>{"x": "41"}'))).toEqual(new Set([id(S.srcSep)]));
+    // A key written twice cannot be closed.
+    const dup = ids('<|frame_sep|><|line_sep|><|arg_sep|>{"x": "41", "x');
+    for (const a of g.allowed(dup)!) expect(tok.decode([...dup.slice(3), a]).endsWith('"x"')).toBe(false);
+    // A return's VALUE is a string or null, not an object.
+    refuses('<|frame_sep|><|return_sep|><|src_sep|>    return y<|arg_sep|>', ids('{')[0]);
+    // Inside a string every token that only lengthens it is allowed, special tokens are not.
+    const inString = g.allowed(ids('<|frame_sep|><|line_sep|><|arg_sep|>{"x": "4'))!;
+    expect(inString.has(ids('1')[0])).toBe(true);
+    expect(inString.has(id(S.frameSep))).toBe(false);
+  });
+
+  test('a random model decodes only answers that parse or are cut by the token limit; without the grammar most do not parse', async () => {
+    await initBackend('wasm', () => undefined);
+    const model = LlamaModel.create(resolveModelConfig({ vocab_size: tok.vocabSize, d_model: 32, n_layers: 1, n_heads: 2, d_ff: 48, max_seq_len: 384, init_std: 0.5 }), 3);
+    const grammar = new ModelCompleter(model, tok, { maxNewTokens: 120 });
+    const free = new ModelCompleter(model, tok, { maxNewTokens: 120, constrainFrame: false });
+    const counts = { grammar: 0, free: 0 };
+    for (const prompt of [FORWARD, BREAKPOINT, INVERSE]) {
+      for (let seed = 0; seed < 6; seed++) {
+        const r = parseNextFrame(prompt, await grammar.completeFrame(prompt, { temperature: 1, seed }));
+        // A random model can write one string until the limit; what it wrote is still a valid prefix.
+        if (!r.ok) expect([seed, r.error]).toEqual([seed, expect.stringMatching(/at end of text$/)]);
+        else counts.grammar++;
+        if (parseNextFrame(prompt, await free.completeFrame(prompt, { temperature: 1, seed })).ok) counts.free++;
+      }
+      // Beam search too (the default decoding of unsampled answers).
+      expect(parseNextFrame(prompt, await grammar.completeFrame(prompt)).ok).toBe(true);
+    }
+    expect(counts.grammar).toBeGreaterThanOrEqual(9);
+    expect(counts.free).toBeLessThan(3);
+    model.dispose();
+  });
+});
