@@ -146,12 +146,9 @@ export class ModelCompleter implements TextCompleter {
   private limits(prefix: string, ids: number[]): Pick<BatchPrompt, 'maxNewTokens' | 'allowedTokens'> {
     const room = answerRoom(this.budget, ids.length);
     if (room < 1) throw new PromptTooLongError(ids.length, this.budget.seqLen);
-    const constraint =
-      this.options.constrainFrame ?? true
-        ? FrameGrammar.forPrompt(this.tokenizer, prefix, this.constrainsSrc)
-        : this.constrainsSrc
-          ? SrcConstraint.forPrompt(this.tokenizer, prefix)
-          : undefined;
+    const grammar = (this.options.constrainFrame ?? true) ? FrameGrammar.forPrompt(this.tokenizer, prefix, this.constrainsSrc) : undefined;
+    // A prompt the grammar cannot read (no action to answer) still gets its SRC lines.
+    const constraint = grammar ?? (this.constrainsSrc ? SrcConstraint.forPrompt(this.tokenizer, prefix) : undefined);
     return {
       maxNewTokens: Math.min(this.options.maxNewTokens, room),
       allowedTokens: constraint && ((generated: readonly number[]) => constraint.allowed(generated)),

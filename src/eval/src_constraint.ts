@@ -4,8 +4,8 @@
  * the lines of the prompt's program context, and it may close the field only where such a line
  * ends. The model still chooses which line and how to spell it in tokens; what it can no longer
  * do is write a line that the program does not have. Everything outside SRC fields (events,
- * locals, values, exits) is decoded freely. docs/eval.md says why and shows the numbers with
- * and without it.
+ * locals, values, exits) is left to the frame grammar (frame_grammar.ts), which applies this
+ * constraint inside SRC. docs/eval.md says why and shows the numbers with and without it.
  *
  * The check is on UTF-8 bytes, not on one canonical token spelling of each line: sentencepiece
  * spells a few lines differently inside a document than alone (`)))` before a separator can be
