@@ -231,7 +231,9 @@ export class DebugSession {
       this.realNode = nextNode(this.tree, this.realNode, action);
     }
     if (prediction.error !== undefined) {
-      out.push(`*** The model's output does not parse: ${prediction.error}`);
+      // With the frame grammar an answer fails to parse only when it was cut off.
+      const cut = /at end of text$/.test(prediction.error) ? ' (the answer stopped before its frame ended: raise --max-new-tokens)' : '';
+      out.push(`*** The model's output does not parse: ${prediction.error}${cut}`);
       out.push(`    raw: ${JSON.stringify(continuation)}`);
       if (!this.verify) {
         this.ended = 'broken';

@@ -392,8 +392,8 @@ describe('DebugSession with a (tiny, random) model', () => {
     const { code, trace } = COUNT;
     const prompts: string[] = [];
     // Without the frame grammar, so that the noise does not parse and the session's recovery runs.
-    const run = async (seed: number, constrainFrame = false) => {
-      const model_ = new ModelCompleter(model, tok, { maxNewTokens: 12, constrainFrame });
+    const run = async (seed: number, constrainFrame = false, maxNewTokens = 12) => {
+      const model_ = new ModelCompleter(model, tok, { maxNewTokens, constrainFrame });
       const completer = { name: 'tiny', completeFrame: (prefix: string, o?: object) => (prompts.push(prefix), model_.completeFrame(prefix, o)) };
       const s = new DebugSession({ code, call: trace.entry_call, completer, trace, direction: 'forward', verify: true, sampling: { temperature: 1, topP: 1, seed } });
       const out = [...s.start()];
@@ -422,6 +422,9 @@ describe('DebugSession with a (tiny, random) model', () => {
     const grammar = await run(1, true);
     expect(grammar.filter((l) => l.startsWith('***'))).toEqual([]);
     expect(grammar.filter((l) => l.startsWith('> ') || l.startsWith('--Exit--')).length).toBe(3);
+    // An answer cut by the token limit is the one kind that still does not parse, and says so.
+    const cut = await run(1, true, 4);
+    expect(cut.filter((l) => l.startsWith('***'))[0]).toMatch(/at end of text \(the answer stopped before its frame ended: raise --max-new-tokens\)$/);
     model.dispose();
   });
 });
