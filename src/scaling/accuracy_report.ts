@@ -53,6 +53,6 @@ ${[...evals]
   return `${overall}
 <p>Per action (colours as above; dashed: the rule baseline on the same tasks):</p>
 <div class="multiples">${multiples}</div>
-<p>Each cell's last checkpoint, evaluated as <code>ndbg eval next-state</code> does: ${s.per_program} task(s) per program and action over ${s.actions.length} actions, seed ${s.seed}, greedy decoding of at most ${s.max_new_tokens} tokens, SRC ${s.src_constraint ? 'constrained to program lines' : 'decoded freely'}; full-frame exact match (EVT, SRC and ARG right), interval bootstrapped over programs. Tasks whose prompt and answer do not fit a checkpoint's context are not scored.</p>
+<p>Each cell's last checkpoint, evaluated as <code>ndbg eval next-state</code> does: ${s.per_program} task(s) per program and action over ${s.actions.length} actions, seed ${s.seed}, decoded by ${s.decoding ?? '(a decoding not recorded)'} to at most ${s.max_new_tokens} tokens, SRC ${s.src_constraint ? 'constrained to program lines' : 'decoded freely'}; full-frame exact match (EVT, SRC and ARG right), interval bootstrapped over programs. Tasks whose prompt and answer do not fit a checkpoint's context are not scored.</p>
 ${table}`;
 }

@@ -3,6 +3,7 @@ import * as path from 'path';
 import { RuleBaseline } from '../eval/baseline';
 import { CompleterPredictor } from '../eval/completer';
 import { loadModelCompleter, writeJson } from '../eval/load';
+import { DEFAULT_BEAMS } from '../eval/model_completer';
 import { evaluateNextState, nextStateReport } from '../eval/next_state';
 import { writeNextStateSamples } from '../eval/samples';
 import type { ComponentRates } from '../eval/score';
@@ -29,7 +30,15 @@ export interface CellEvalSettings {
   seed: number;
   max_new_tokens: number;
   src_constraint: boolean;
+  /**
+   * How the answers were decoded (CELL_DECODING); absent in evals recorded before session 25,
+   * which are stale for that reason alone: their decoding is not this one.
+   */
+  decoding?: string;
 }
+
+/** The decoding of every cell eval: the model completer's defaults (model_completer.ts, frame_grammar.ts). */
+export const CELL_DECODING = `${DEFAULT_BEAMS}-beam search, event first, frame grammar`;
 
 export interface CellEvalRow {
   /** Tasks scored, and the distinct programs they come from. */
@@ -69,6 +78,7 @@ export function cellEvalSettings(spec: NextStateEvalSpec, programsSha256: string
     seed: spec.seed,
     max_new_tokens: spec.max_new_tokens,
     src_constraint: spec.src_constraint,
+    decoding: CELL_DECODING,
   };
 }
 

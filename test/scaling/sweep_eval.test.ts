@@ -1,7 +1,7 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import type { CellEval } from '../../src/scaling/cell_eval';
+import { CELL_DECODING, type CellEval } from '../../src/scaling/cell_eval';
 import { loadGrid } from '../../src/scaling/grid';
 import { collectResults } from '../../src/scaling/sweep_dir';
 import { traceInProcess } from '../../src/trace/inprocess';
@@ -94,7 +94,7 @@ test('--eval-only evaluates trained cells after the fact, atomically into their 
     const e = r.next_state!;
     expect(e.checkpoint).toBe(path.join('runs', id, 'checkpoints', 'step-00000004'));
     expect(e.step).toBe(4);
-    expect(e.settings).toMatchObject({ per_program: 1, actions: ACTIONS, max_new_tokens: 48, max_programs: null });
+    expect(e.settings).toMatchObject({ per_program: 1, actions: ACTIONS, max_new_tokens: 48, max_programs: null, decoding: CELL_DECODING });
     expect(Object.keys(e.per_action)).toEqual(ACTIONS);
     expect(e.tasks).toBe(Object.values(e.per_action).reduce((a, x) => a + x.n, 0));
     expect(e.tasks).toBeGreaterThan(10);
@@ -120,6 +120,15 @@ test('--eval-only evaluates trained cells after the fact, atomically into their 
   expect(normal.code).toBe(0);
   expect(normal.stdout).toContain('0 trained, 2 already done, 0 failed of 2 cells; next-state eval: 0 evaluated, 2 already evaluated');
   expect(IDS.map((id) => fs.readFileSync(path.join(sweep, 'cells', `${id}.json`), 'utf8'))).toEqual(before);
+
+  // An eval recorded without its decoding (before the frame grammar) is stale: evaluated again.
+  const cellFile = path.join(sweep, 'cells', `${IDS[0]}.json`);
+  const old = JSON.parse(fs.readFileSync(cellFile, 'utf8'));
+  delete old.next_state.settings.decoding;
+  fs.writeFileSync(cellFile, JSON.stringify(old));
+  const undecoded = run(['sweep', withEval, '--out', sweep, '--eval-only', '--quiet']);
+  expect(undecoded.stdout).toContain('1 evaluated, 1 already evaluated');
+  expect(record(sweep, IDS[0]).next_state!.settings.decoding).toBe(CELL_DECODING);
 
   // Other settings make a recorded eval stale: evaluated again.
   writeGrid(withEval, { programs, per_program: 1, actions: ['step_into'], max_new_tokens: 48 });
