@@ -10,11 +10,12 @@ import { QUICKSTART_WEIGHTS } from './quickstart_options';
 export const MAX_NDL_EPOCHS = 2;
 
 /**
- * NDL training tokens per generated program at the quickstart's defaults (8 documents per
- * program, the program config's sizes; measured: 19.13M tokens from 7,000 programs, of which
- * ~90% land in the train split). Only a first guess: the learning bench checks the built data.
+ * NDL training tokens per generated program at the quickstart's defaults (2 documents per
+ * program, the program config's sizes; measured with 8: 19.13M tokens from 7,000 programs, of
+ * which ~90% land in the train split, so about 2,700 per program, 675 at 2). Only a first
+ * guess: the learning bench checks the built data.
  */
-export const NDL_TOKENS_PER_PROGRAM = 2700;
+export const NDL_TOKENS_PER_PROGRAM = 675;
 
 /** The NDL source's training tokens in a data set built by the quickstart. */
 export function ndlTrainTokens(dataDir: string): number {
