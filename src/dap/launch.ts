@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { z } from 'zod';
 import { BACKENDS, type BackendChoice } from '../backend/backend';
+import { DEFAULT_WALK_STEPS } from '../eval/jump_walk';
 import { loadCompleter } from '../eval/load';
 import type { TextCompleter } from '../eval/completer';
 import type { PredictOptions } from '../eval/types';
@@ -30,6 +31,7 @@ const LaunchSchema = z
     beams: z.number().int().positive().optional(),
     srcConstraint: z.boolean().default(true),
     frameGrammar: z.boolean().default(true),
+    walkSteps: z.number().int().min(0).default(DEFAULT_WALK_STEPS),
     backend: z.enum(BACKENDS as unknown as [string, ...string[]]).default('auto'),
   })
   .passthrough();
@@ -87,7 +89,7 @@ export async function loadProgram(config: LaunchConfig, cwd = process.cwd()): Pr
     if (trace.events.length === 0) throw new UserError(`launch: "program" ${config.program} could not be traced${trace.error ? `: ${trace.error}` : ''}`);
   }
   const completer = await loadCompleter(
-    { oracle, checkpoint: config.checkpoint && path.resolve(cwd, config.checkpoint), backend: config.backend as BackendChoice, maxNewTokens: config.maxNewTokens, constrainSrc: config.srcConstraint, constrainFrame: config.frameGrammar, beams: config.beams },
+    { oracle, checkpoint: config.checkpoint && path.resolve(cwd, config.checkpoint), backend: config.backend as BackendChoice, maxNewTokens: config.maxNewTokens, constrainSrc: config.srcConstraint, constrainFrame: config.frameGrammar, walkSteps: config.walkSteps, beams: config.beams },
     trace ? [trace] : [],
   );
   const sampling = config.temperature > 0 ? { temperature: config.temperature, topP: config.topP, seed: config.seed } : undefined;

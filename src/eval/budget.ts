@@ -37,6 +37,15 @@ export function fitsPrompt(budget: PromptBudget, prompt: string, room: number): 
   return fitsRow(budget, budget.countTokens(prompt) + room);
 }
 
+/**
+ * Tokens kept free for a model's next frame when a prompt grows by the model's own answers (a
+ * REPL session, a walked jump): 64, or a quarter of a small context (so a tiny model is not cut
+ * short on every step). The next frame's length is not known, so this room is kept instead.
+ */
+export function nextFrameRoom(budget: Pick<PromptBudget, 'seqLen'>): number {
+  return Math.min(64, Math.floor(budget.seqLen / 4));
+}
+
 /** The longest sequence length n with fitsRow(budget, n) (the copy probe sizes its rows by it). */
 export function longestRow(budget: Pick<PromptBudget, 'seqLen'>): number {
   return answerRoom(budget, 0);

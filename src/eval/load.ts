@@ -27,6 +27,8 @@ export interface CompleterSpec {
   constrainSrc?: boolean;
   /** Decoding free of the frame grammar when false (see frame_grammar.ts); default true. */
   constrainFrame?: boolean;
+  /** Most single steps a walked jump takes (model_completer.ts); 0 answers jumps in one shot. */
+  walkSteps?: number;
   /** Beam search with this many beams where decoding is not sampled; default DEFAULT_BEAMS (1: greedy). */
   beams?: number;
   /** Prompts decoded together by a model (model_completer.ts DEFAULT_BATCH_SIZE). */
@@ -53,7 +55,7 @@ export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: str
     throw new UserError(`tokenizer ${tokenizerFile} has ${tokenizer.vocabSize} ids but the model in ${spec.checkpoint} expects ${model.config.vocab_size}`);
   }
   // Prompts are fitted to the context the checkpoint was trained at, not to max_seq_len.
-  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, constrainFrame: spec.constrainFrame, beams: spec.beams, batchSize: spec.batchSize, seqLen });
+  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, constrainFrame: spec.constrainFrame, walkSteps: spec.walkSteps, beams: spec.beams, batchSize: spec.batchSize, seqLen });
 }
 
 /** Programs from a CruxEval-style JSONL file, optionally the first `limit`. */

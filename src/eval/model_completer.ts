@@ -6,7 +6,8 @@
  * (src_constraint.ts). A prompt is never cut: one that leaves no room for an answer in the
  * model's context is a PromptTooLongError (the task builders check `budget` first and count
  * such tasks as did_not_fit), and the answer may use whatever room the prompt leaves, up to
- * maxNewTokens.
+ * maxNewTokens. An unsampled answer to a breakpoint is walked by the model's own single steps
+ * (jump_walk.ts) unless walkSteps is 0.
  */
 import type { LlamaModel } from '../model/model';
 import { beamSearch, beamSearchBatch } from '../model/beam';
@@ -14,9 +15,10 @@ import { generate } from '../model/generate';
 import { generateBatch, type BatchPrompt } from '../model/generate_batch';
 import { EXIT_KINDS, exitToken, STRUCTURE_TOKENS, DOCUMENT_TOKENS } from '../ndl/tokens';
 import type { Tokenizer } from '../tokenizer';
-import { answerRoom, type PromptBudget } from './budget';
+import { answerRoom, nextFrameRoom, type PromptBudget } from './budget';
 import { PromptTooLongError, type TextCompleter } from './completer';
 import { FrameGrammar } from './frame_grammar';
+import { DEFAULT_WALK_STEPS, walkJumps, WALKED_ACTIONS } from './jump_walk';
 import { SrcConstraint } from './src_constraint';
 import type { PredictOptions } from './types';
 
@@ -33,6 +35,8 @@ export interface ModelCompleterOptions {
   seqLen?: number;
   /** Prompts decoded together by completeFrames (DEFAULT_BATCH_SIZE); 1 decodes one at a time. */
   batchSize?: number;
+  /** Most single steps that walk an unsampled answer to a jump (jump_walk.ts); default DEFAULT_WALK_STEPS; 0 answers jumps in one shot. */
+  walkSteps?: number;
 }
 
 /**
@@ -94,9 +98,18 @@ export class ModelCompleter implements TextCompleter {
     return this.options.beams ?? DEFAULT_BEAMS;
   }
 
-  /** How an unsampled answer is decoded, for result titles: `4-beam search` or `greedy`. */
+  /** How an unsampled answer is decoded, for result titles: `4-beam search` or `greedy`, and whether jumps are walked. */
   get decoding(): string {
-    return this.beams > 1 ? `${this.beams}-beam search` : 'greedy';
+    const search = this.beams > 1 ? `${this.beams}-beam search` : 'greedy';
+    return this.walksJumps ? `${search}, breakpoints walked` : search;
+  }
+
+  private get walkSteps(): number {
+    return this.options.walkSteps ?? DEFAULT_WALK_STEPS;
+  }
+
+  private get walksJumps(): boolean {
+    return this.walkSteps > 0;
   }
 
   /** The same model and tokenizer with SRC decoding constrained or free. */
@@ -105,6 +118,25 @@ export class ModelCompleter implements TextCompleter {
   }
 
   async completeFrame(prefix: string, options: PredictOptions = {}): Promise<string> {
+    const [text] = await this.walked([prefix], [await this.decodeFrame(prefix, options)], options);
+    return text;
+  }
+
+  async completeFrames(prefixes: string[], options: PredictOptions = {}): Promise<string[]> {
+    return this.walked(prefixes, await this.decodeFrames(prefixes, options), options);
+  }
+
+  /** The one-shot answers with the jumps among them walked (jump_walk.ts), when unsampled and not turned off. */
+  private walked(prefixes: string[], oneShot: string[], options: PredictOptions): Promise<string[]> {
+    if (!this.walksJumps || !isGreedy(options)) return Promise.resolve(oneShot);
+    return walkJumps(prefixes, oneShot, (prompts) => this.decodeFrames(prompts, options), this.budget, {
+      actions: WALKED_ACTIONS,
+      maxSteps: this.walkSteps,
+      answerRoom: nextFrameRoom(this.budget),
+    });
+  }
+
+  private async decodeFrame(prefix: string, options: PredictOptions): Promise<string> {
     const ids = this.tokenizer.encode(prefix);
     const limits = this.limits(prefix, ids);
     const beams = this.beams;
@@ -117,11 +149,11 @@ export class ModelCompleter implements TextCompleter {
   }
 
   /**
-   * completeFrame for every prefix, decoded in batches of prompts of similar length (sorted by
-   * token count, so little of a batch is padding). A beam search's batch holds batchSize
+   * The one-shot answer to every prefix, decoded in batches of prompts of similar length (sorted
+   * by token count, so little of a batch is padding). A beam search's batch holds batchSize
    * prompts' beams.
    */
-  async completeFrames(prefixes: string[], options: PredictOptions = {}): Promise<string[]> {
+  private async decodeFrames(prefixes: string[], options: PredictOptions): Promise<string[]> {
     const batchSize = this.options.batchSize ?? DEFAULT_BATCH_SIZE;
     const beams = this.beams;
     const prompts: BatchPrompt[] = prefixes.map((prefix) => {

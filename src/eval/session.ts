@@ -13,14 +13,14 @@
  */
 import { buildForwardTree, buildInverseTree, nextNode, showsValue, type Direction } from '../debugger';
 import { Action, EXIT, StateTree } from '../debugger/types';
-import { buildContext, DocumentWriter, formatAction, formatFrameEvent } from '../ndl/format';
+import { anchoredDocument, buildContext, DocumentWriter, formatAction, formatFrameEvent, MAIN_CALL_FRAME } from '../ndl/format';
 import { parseDocument } from '../ndl/parse';
 import { dumpsEntries, dumpsValue } from '../ndl/pyjson';
 import { ActionKind, DOCUMENT_TOKENS, exitToken, STRUCTURE_TOKENS as S } from '../ndl/tokens';
 import type { TrajectoryStep } from '../ndl/types';
 import type { TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
-import { fitsPrompt, type PromptBudget } from './budget';
+import { fitsPrompt, nextFrameRoom } from './budget';
 import { readPrediction, TextCompleter } from './completer';
 import { Location, ProgramSource, rebuildCall } from './session_source';
 import type { PredictOptions } from './types';
@@ -132,7 +132,7 @@ export class DebugSession {
       this.realNode = 0;
     }
     // Forward: main's call frame, which needs no run. Inverse: the entry's real return (or last) frame.
-    const first = this.writer ? this.writer.frameText({ node: 0 }) : formatFrameEvent(mainCallNode(), '{}');
+    const first = this.writer ? this.writer.frameText({ node: 0 }) : MAIN_CALL_FRAME;
     this.text = DOCUMENT_TOKENS.begin + S.traceContextStart + this.source.context + S.frameSep + first;
     const parsed = parseDocument(this.text);
     if (parsed.error || parsed.frames.length !== 1) throw new Error(`DebugSession: the first frame does not parse: ${parsed.error}`);
@@ -278,14 +278,7 @@ export class DebugSession {
     const before = this.completer.budget?.countTokens(this.text) ?? 0;
     const frame = this.stop.frame;
     if (!frame) return [];
-    const arg = frame.value !== undefined ? dumpsValue(frame.value) : dumpsEntries(Object.entries(frame.locals ?? {}));
-    const current = formatFrameEvent({ ...mainCallNode(), event: frame.event, src: frame.src }, arg);
-    let first = '';
-    if (this.direction === 'forward') {
-      const jump: Action = frame.event === 'line' ? { kind: 'breakpoint', target: frame.src } : { kind: 'step_into' };
-      first = formatFrameEvent(mainCallNode(), '{}') + formatAction(jump) + S.frameSep;
-    }
-    this.text = DOCUMENT_TOKENS.begin + S.traceContextStart + this.source.context + S.frameSep + first + current;
+    this.text = anchoredDocument(this.source.context, this.direction, frame);
     return [`*** The session outgrew the model's context (${before} tokens): continuing from a new document with the program and this state (full locals)`];
   }
 
@@ -382,16 +375,5 @@ export class DebugSession {
   }
 }
 
-/**
- * Tokens kept free for the model's next frame when deciding whether a session still fits: 64,
- * or a quarter of a small context (so a tiny model is not re-anchored on every step). The
- * session cannot know the next frame's length, so it keeps this room, not the true answer's.
- */
-export function sessionAnswerRoom(budget: PromptBudget): number {
-  return Math.min(64, Math.floor(budget.seqLen / 4));
-}
-
-/** main's call frame as the formatter writes it: every forward document starts with it. */
-function mainCallNode() {
-  return { index: 0, event: 'call' as const, depth: 0, invocation: 0, line: 0, src: 'def main():', locals: {}, value: null, traceIndex: 0 };
-}
+/** Tokens kept free for the model's next frame when deciding whether a session still fits (budget.ts). */
+export const sessionAnswerRoom = nextFrameRoom;

@@ -44,17 +44,47 @@ export function formatAction(action: Action): string {
 const STEP_ACTIONS = new Set(['step_into', 'step_over']);
 
 /** Whether the line frame of `cur`, written after `prev` (reached by `action`), is delta-encoded. */
-function usesDelta(direction: Direction, prev: StateNode, action: Action | undefined, cur: StateNode): boolean {
+export function writesDelta(
+  direction: Direction,
+  prev: Pick<StateNode, 'invocation'>,
+  action: Action | undefined,
+  cur: Pick<StateNode, 'invocation' | 'event'>,
+): boolean {
   if (prev.invocation !== cur.invocation) return false;
   if (direction === 'forward') return cur.event === 'line' && action !== undefined && STEP_ACTIONS.has(action.kind);
   return cur.event === 'inv_line' || cur.event === 'inv_line_call';
 }
 
 /** The event part of a frame (everything up to and including `<|action_sep|>`). */
-export function formatFrameEvent(node: StateNode, localsText: string): string {
+export function formatFrameEvent(node: Pick<StateNode, 'event' | 'src'>, localsText: string): string {
   const tok = eventToken(node.event);
   if (node.event === 'line') return `${tok}${S.argSep}${localsText}${S.srcSep}${node.src}${S.actionSep}`;
   return `${tok}${S.srcSep}${node.src}${S.argSep}${localsText}${S.actionSep}`;
+}
+
+/** `main`'s call frame as every forward document opens with it (spec §2). */
+export const MAIN_CALL_FRAME = formatFrameEvent({ event: 'call', src: 'def main():' }, '{}');
+
+/**
+ * A new document holding `context` (the program) and one state, for a document that has
+ * outgrown the model's context. Training documents never exceed it, so such a document is not
+ * cut from the left (that would lose the program and break the delta chain); the state is
+ * written the way training documents write it after a jump: forward, main's call frame and a
+ * breakpoint jump to a line stop (a jump's frame shows full locals), or a step into any other
+ * stop; inverse, the stop as the first frame. The text ends with the stop's `<|action_sep|>`.
+ */
+export function anchoredDocument(
+  context: string,
+  direction: Direction,
+  stop: { event: StateNode['event']; src: string; locals?: Record<string, string>; value?: string | null },
+): string {
+  const arg = showsValue(stop.event) ? dumpsValue(stop.value ?? null) : dumpsEntries(Object.entries(stop.locals ?? {}));
+  let first = '';
+  if (direction === 'forward') {
+    const jump: Action = stop.event === 'line' ? { kind: 'breakpoint', target: stop.src } : { kind: 'step_into' };
+    first = MAIN_CALL_FRAME + formatAction(jump) + S.frameSep;
+  }
+  return D.begin + S.traceContextStart + context + S.frameSep + first + formatFrameEvent(stop, arg);
 }
 
 /** Builds one document incrementally; the text so far plus `closing()` is always a valid document. */
@@ -90,7 +120,7 @@ export class DocumentWriter {
     const node = this.node(step.node);
     let arg: string;
     if (showsValue(node.event)) arg = dumpsValue(node.value);
-    else if (prev && usesDelta(this.tree.direction, prev.node, prev.action, node)) {
+    else if (prev && writesDelta(this.tree.direction, prev.node, prev.action, node)) {
       const d = localsDelta(prev.node.locals, node.locals);
       arg = formatLocals(d.elided, d.entries);
     } else arg = dumpsEntries(Object.entries(node.locals));

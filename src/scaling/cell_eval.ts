@@ -38,7 +38,7 @@ export interface CellEvalSettings {
 }
 
 /** The decoding of every cell eval: the model completer's defaults (model_completer.ts, frame_grammar.ts). */
-export const CELL_DECODING = `${DEFAULT_BEAMS}-beam search, event first, frame grammar`;
+export const CELL_DECODING = `${DEFAULT_BEAMS}-beam search, event first, frame grammar, breakpoints walked`;
 
 export interface CellEvalRow {
   /** Tasks scored, and the distinct programs they come from. */

@@ -70,6 +70,8 @@ const CASES: Array<[string[], RegExp]> = [
   [['debug', 'good.py', '--call', 'f(3)'], /give --checkpoint DIR .* or --oracle/],
   [['debug', 'good.py', '--call', 'f(3)', '--checkpoint', '/nope'], /checkpoint \/nope does not exist/],
   [['debug', 'good.py', '--call', 'f(3)', '--oracle', '--beams', '0'], /--beams must be a positive integer, got 0/],
+  [['debug', 'good.py', '--call', 'f(3)', '--oracle', '--walk-steps', '-1'], /--walk-steps must be a non-negative integer, got -1/],
+  [['eval', 'next-state', '--programs', 'programs.jsonl', '--oracle', '--walk-steps', '1.5'], /--walk-steps must be a non-negative integer, got 1\.5/],
   [['debug', 'good.py', '--call', 'f(3)', '--oracle', '--beams', '4', '--temperature', '0.5'], /--beams .* does not go with sampling/],
   [['eval', 'next-state', '--programs', 'programs.jsonl', '--oracle', '--beams', '2.5'], /--beams must be a positive integer, got 2\.5/],
   [['oracle', '--program', 'bad.py', '--call', 'f(3)', '--actions', 's'], /bad\.py:2: SyntaxError/],

@@ -105,6 +105,7 @@ describe('ndbg dap, bad input', () => {
     [{ program: COUNT, call: 'count' }, /"call" must be a call like f\(3\)/],
     [{ program: COUNT, call: 'count(1, 2)', temperature: -1 }, /"temperature"/],
     [{ program: COUNT, call: 'count(1, 2)', direction: 'sideways' }, /"direction"/],
+    [{ program: COUNT, call: 'count(1, 2)', walkSteps: -1 }, /"walkSteps"/],
     [{ program: COUNT, call: 'count(1, 2)', checkpoint: '/nonexistent/ckpt' }, /"checkpoint" \/nonexistent\/ckpt: no such directory/],
     [{ program: COUNT, call: 'count(1,' }, /"call"/],
     // Beam search is the default for a checkpoint; asked for by name it is checked as before.

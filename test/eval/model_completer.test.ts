@@ -44,6 +44,25 @@ describe('ModelCompleter.completeFrames', () => {
     }
   });
 
+  test('a breakpoint is walked the same alone and in a batch, and names itself in the decoding; --walk-steps 0 answers in one shot', async () => {
+    const toBreak = [
+      prompt('    y = x * 2\n    z = y + 1\n    return z', '3').replace(/<\|step_into\|>$/, '<|breakpoint|>    return z'),
+      prompt('    for v in [1, 2]:\n        x += v\n    return x', '1').replace(/<\|step_into\|>$/, '<|breakpoint|>        x += v'),
+    ];
+    for (const beams of [1, 3]) {
+      const walked = new ModelCompleter(model, tok, { maxNewTokens: 24, batchSize: 2, beams });
+      const oneShot = new ModelCompleter(model, tok, { maxNewTokens: 24, batchSize: 2, beams, walkSteps: 0 });
+      expect(walked.decoding).toMatch(/breakpoints walked$/);
+      expect(oneShot.decoding).not.toMatch(/walked/);
+      const alone: string[] = [];
+      for (const p of toBreak) alone.push(await walked.completeFrame(p));
+      expect(await walked.completeFrames(toBreak)).toEqual(alone);
+      const direct: string[] = [];
+      for (const p of toBreak) direct.push(await oneShot.completeFrame(p));
+      expect(await oneShot.completeFrames(toBreak)).toEqual(direct);
+    }
+  });
+
   test('a prompt with no room left in the context is refused, as alone', async () => {
     const c = new ModelCompleter(model, tok, { maxNewTokens: 24 });
     const long = prompt(Array.from({ length: 40 }, (_, i) => `    x = x + ${i}`).join('\n') + '\n    return x', '0');

@@ -3,6 +3,7 @@ import * as readline from 'readline';
 import type { CommandModule } from 'yargs';
 import { BACKENDS, BackendChoice } from '../../backend/backend';
 import { loadCompleter } from '../../eval/load';
+import { DEFAULT_WALK_STEPS } from '../../eval/jump_walk';
 import { DEFAULT_BEAMS } from '../../eval/model_completer';
 import { DebugSession } from '../../eval/session';
 import type { PredictOptions } from '../../eval/types';
@@ -28,6 +29,7 @@ interface DebugArgs {
   'max-new-tokens': number;
   'src-constraint': boolean;
   'frame-grammar': boolean;
+  'walk-steps': number;
   beams?: number;
 }
 
@@ -97,6 +99,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       .option('max-new-tokens', { type: 'number', default: 128, describe: 'longest predicted frame, in tokens' })
       .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC may only be a line of the program (constrained decoding); --no-src-constraint decodes freely' })
       .option('frame-grammar', { type: 'boolean', default: true, describe: 'Each answer may only be text that parses as one frame (grammar-constrained decoding); --no-frame-grammar decodes freely' })
+      .option('walk-steps', { type: 'number', default: DEFAULT_WALK_STEPS, describe: 'b LINE is answered by walking the model\'s own single steps to the breakpoint, up to N steps (docs/eval.md, "walked jumps"); 0 answers it in one shot' })
       .option('beams', { type: 'number', describe: `beam search: the likeliest frame over N beams (default ${DEFAULT_BEAMS}; 1 decodes greedily); not with --temperature` })
       .conflicts('script', 'script-file')
       .example("$0 debug prog.py --call 'f(3)' --checkpoint runs/tiny/checkpoints/step-001000 --verify", 'interactive, model vs real')
@@ -112,6 +115,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
     for (const k of ['max-new-tokens', 'beams'] as const) {
       if (args[k] !== undefined && !(Number.isInteger(args[k]) && (args[k] as number) > 0)) throw new UserError(`--${k} must be a positive integer, got ${args[k]}`);
     }
+    if (!(Number.isInteger(args['walk-steps']) && args['walk-steps'] >= 0)) throw new UserError(`--walk-steps must be a non-negative integer, got ${args['walk-steps']}`);
     if (args.beams !== undefined && args.beams > 1 && args.temperature > 0) throw new UserError('--beams searches for the likeliest frame; it does not go with sampling (--temperature > 0)');
     const commands = scriptCommands(args.script, args['script-file']);
     const code = fs.readFileSync(args.file, 'utf8');
@@ -125,7 +129,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       if (trace.events.length === 0) throw new UserError(`${args.file}: the program did not run${trace.error ? `: ${trace.error}` : ''}`);
     }
     const completer = await loadCompleter(
-      { oracle: args.oracle, checkpoint: args.checkpoint, backend: args.backend as BackendChoice, maxNewTokens: args['max-new-tokens'], constrainSrc: args['src-constraint'], constrainFrame: args['frame-grammar'], beams: args.beams },
+      { oracle: args.oracle, checkpoint: args.checkpoint, backend: args.backend as BackendChoice, maxNewTokens: args['max-new-tokens'], constrainSrc: args['src-constraint'], constrainFrame: args['frame-grammar'], walkSteps: args['walk-steps'], beams: args.beams },
       trace ? [trace] : [],
     );
     const sampling: PredictOptions | undefined = args.temperature > 0 ? { temperature: args.temperature, topP: args['top-p'], seed: args.seed } : undefined;

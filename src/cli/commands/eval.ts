@@ -10,6 +10,7 @@ import { runCruxEval } from '../../eval/cruxeval_run';
 import { DEFAULT_HORIZON, runHorizon } from '../../eval/horizon';
 import { loadCompleter, loadModelCompleter, loadPrograms, resultsDir, writeJson, type CompleterSpec } from '../../eval/load';
 import { DEFAULT_BATCH_SIZE, DEFAULT_BEAMS, DEFAULT_MAX_NEW_TOKENS } from '../../eval/model_completer';
+import { DEFAULT_WALK_STEPS } from '../../eval/jump_walk';
 import { tracePrograms } from '../../trace';
 import { evaluateNextState, formatTables, nextStateReport } from '../../eval/next_state';
 import { ALL_ACTIONS, makeTasks } from '../../eval/tasks';
@@ -31,6 +32,7 @@ function modelOptions<T>(y: Argv<T>) {
     .option('max-new-tokens', { type: 'number', default: DEFAULT_MAX_NEW_TOKENS, describe: 'Longest predicted frame, in tokens' })
     .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC fields may only spell lines of the program (constrained decoding); --no-src-constraint decodes them freely' })
     .option('frame-grammar', { type: 'boolean', default: true, describe: 'The answer may only be text that parses as one frame (grammar-constrained decoding); --no-frame-grammar decodes it freely' })
+    .option('walk-steps', { type: 'number', default: DEFAULT_WALK_STEPS, describe: 'A breakpoint is answered by walking the model\'s own single steps to it, up to N steps (docs/eval.md, "walked jumps"); 0 answers it in one shot' })
     .option('beams', { type: 'number', default: DEFAULT_BEAMS, describe: 'Beam search: the likeliest frame over N beams; 1 decodes greedily' })
     .option('batch-size', { type: 'number', default: DEFAULT_BATCH_SIZE, describe: 'Prompts decoded together (1: one at a time; a GPU takes more)' })
     .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
@@ -45,6 +47,8 @@ function checkArgs(a: Args): void {
   if (!a.checkpoint && !a.oracle) throw new UserError('give --checkpoint DIR (a trained model) or --oracle (the true next states)');
   if (a.checkpoint && a.oracle) throw new UserError('give --checkpoint or --oracle, not both');
   if (a.checkpoint) assertCheckpointDir(a.checkpoint as string);
+  const walk = a['walk-steps'];
+  if (walk !== undefined && !(Number.isInteger(walk) && (walk as number) >= 0)) throw new UserError(`--walk-steps must be a non-negative integer, got ${String(walk)}`);
   for (const k of ['workers', 'max-new-tokens', 'beams', 'batch-size', 'limit', 'per-program', 'samples', 'max-prefix-frames']) {
     const v = a[k];
     if (v !== undefined && !(Number.isInteger(v) && (v as number) >= (k === 'samples' ? 0 : 1))) throw new UserError(`--${k} must be a positive integer, got ${String(v)}`);
@@ -62,6 +66,7 @@ function completerSpec(a: Args): CompleterSpec {
     maxNewTokens: a['max-new-tokens'] as number,
     constrainSrc: a['src-constraint'] as boolean,
     constrainFrame: a['frame-grammar'] as boolean,
+    walkSteps: a['walk-steps'] as number,
     beams: a.beams as number,
     batchSize: a['batch-size'] as number,
   };
