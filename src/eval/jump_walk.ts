@@ -28,6 +28,7 @@ import { STRUCTURE_TOKENS as S } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
 import { fitsPrompt, type PromptBudget } from './budget';
 import { readPrediction } from './completer';
+import { ProgramCalls } from './program_calls';
 
 /** The actions answered by walking, by default (each measured on the validation split, docs/eval.md). */
 export const WALKED_ACTIONS: readonly ActionKind[] = ['breakpoint'];
@@ -73,6 +74,9 @@ class Walk {
   /** Per invocation on the stack, its latest frame with LOCALS when those are known exactly. */
   private known: Array<ParsedFrame | undefined>;
 
+  /** For a forward breakpoint: which lines may run the target's code (program_calls.ts). */
+  private readonly calls: ProgramCalls | undefined;
+
   constructor(
     private readonly action: Action,
     private readonly direction: Direction,
@@ -83,10 +87,18 @@ class Walk {
     this.prompt = prompt;
     this.previous = origin;
     this.known = [origin.frame.exact && origin.frame.locals ? origin.frame : undefined];
+    this.calls = direction === 'forward' && action.kind === 'breakpoint' ? new ProgramCalls(context) : undefined;
   }
 
+  /**
+   * The next step's action: step_into, or step_over from a line whose calls cannot run the
+   * breakpoint's line (each event skipped is one fewer of the model's steps to get wrong).
+   */
   get stepText(): string {
-    return formatAction({ kind: this.direction === 'forward' ? 'step_into' : 'inv_step_into' });
+    if (this.direction === 'inverse') return formatAction({ kind: 'inv_step_into' });
+    const from = this.previous;
+    const over = this.calls !== undefined && from.event === 'line' && this.calls.canStepOver(from.src, this.action.target ?? '');
+    return formatAction({ kind: over ? 'step_over' : 'step_into' });
   }
 
   /**
@@ -110,8 +122,8 @@ class Walk {
     }
     const end = answer.indexOf(S.actionSep);
     if (end < 0) return undefined;
-    this.prompt += answer.slice(0, end + S.actionSep.length) + this.stepText;
     this.previous = node;
+    this.prompt += answer.slice(0, end + S.actionSep.length) + this.stepText;
     return 'continue';
   }
 

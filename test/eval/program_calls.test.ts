@@ -1,0 +1,87 @@
+import { ProgramCalls } from '../../src/eval/program_calls';
+
+const PROGRAM = `class Counter:
+    def __init__(self, k):
+        self.k = k
+
+    def add(self, n):
+        self.k += n
+        return self.k
+
+def helper(x):
+    y = x * 2
+    return y
+
+def deeper(x):
+    return leaf(x) + 1
+
+def leaf(x):
+    z = x - 1
+    return z
+
+def gen(xs):
+    for v in xs:
+        yield v + 1
+
+def f(xs, n):
+    total = 0
+    total += helper(n)
+    total += deeper(n)
+    c = Counter(n)
+    total += c.add(1)
+    ys = sorted(xs, key=helper)
+    zs = [v * 2 for v in xs]
+    g = lambda v: v + 1
+    for w in gen(xs):
+        total += w
+    if n > 0:
+        return f(xs, n - 1)
+    return total
+
+def main():
+    return f([1, 2], 1)`;
+
+describe('ProgramCalls.canStepOver (which lines cannot run a breakpoint target)', () => {
+  const calls = new ProgramCalls(PROGRAM);
+  const nonRecursive = new ProgramCalls(PROGRAM.replace('        return f(xs, n - 1)', '        return total + 1'));
+
+  test('a call that cannot reach the target is stepped over; one that can is not', () => {
+    // The target is in helper: a line calling helper may run it, one calling leaf may not.
+    expect(calls.canStepOver('    total += helper(n)', '    y = x * 2')).toBe(false);
+    expect(calls.canStepOver('    total += deeper(n)', '    y = x * 2')).toBe(true);
+    // Through a chain of calls: deeper → leaf.
+    expect(calls.canStepOver('    total += deeper(n)', '    z = x - 1')).toBe(false);
+    // A function passed without being called (a sort key) counts as a call.
+    expect(calls.canStepOver('    ys = sorted(xs, key=helper)', '    y = x * 2')).toBe(false);
+  });
+
+  test('a target in the current function is reachable from its own lines through recursion only', () => {
+    expect(calls.canStepOver('        return f(xs, n - 1)', '        total += w')).toBe(false); // f calls itself here
+    expect(calls.canStepOver('    total += helper(n)', '        total += w')).toBe(true); // not here
+    expect(nonRecursive.canStepOver('    total += helper(n)', '        total += w')).toBe(true);
+    expect(nonRecursive.canStepOver('    total += deeper(n)', '    return total')).toBe(true);
+  });
+
+  test('naming a class runs its methods; methods are found by attribute name', () => {
+    expect(calls.canStepOver('    c = Counter(n)', '        self.k += n')).toBe(false);
+    expect(nonRecursive.canStepOver('    total += c.add(1)', '        self.k += n')).toBe(false);
+    expect(nonRecursive.canStepOver('    total += helper(n)', '        self.k += n')).toBe(true);
+  });
+
+  test('code that runs away from the line naming it is never stepped over', () => {
+    // A generator's body runs where it is iterated; dunder methods where operators call them.
+    expect(nonRecursive.canStepOver('    total += helper(n)', '        yield v + 1')).toBe(false);
+    expect(nonRecursive.canStepOver('    total += helper(n)', '        self.k = k')).toBe(false);
+    // Lambdas and comprehensions run in frames whose lines have their own line's text.
+    expect(nonRecursive.canStepOver('    total += helper(n)', '    g = lambda v: v + 1')).toBe(false);
+    expect(nonRecursive.canStepOver('    total += helper(n)', '    zs = [v * 2 for v in xs]')).toBe(false);
+    // A plain for statement is an ordinary line.
+    expect(nonRecursive.canStepOver('    total += helper(n)', '    for w in gen(xs):')).toBe(true);
+  });
+
+  test('the target line itself, a line no function holds, and an unknown line are never stepped over', () => {
+    expect(nonRecursive.canStepOver('    total += helper(n)', '    total += helper(n)')).toBe(false);
+    expect(nonRecursive.canStepOver('    total += helper(n)', 'class Counter:')).toBe(false);
+    expect(nonRecursive.canStepOver('    total += helper(n)', '    not in the program')).toBe(false);
+  });
+});
