@@ -7,6 +7,8 @@ import type { NextStateTask } from '../../src/eval/types';
 import { MAIN_CALL_FRAME } from '../../src/ndl/format';
 import { parseDocument } from '../../src/ndl/parse';
 import type { ActionKind } from '../../src/ndl/tokens';
+import { defaultProgramsConfig, generateProgram } from '../../src/programs/index';
+import { traceInProcess } from '../../src/trace/inprocess';
 import { fixtureTraces } from './helpers';
 
 const JUMPS: ActionKind[] = ['breakpoint', 'step_over', 'step_return', 'inv_step_over', 'inv_step_call'];
@@ -52,6 +54,25 @@ describe('walked jumps (jump_walk.ts)', () => {
     for (const kind of JUMPS) expect(byAction.get(kind) ?? 0).toBeGreaterThan(0);
     // Many of them several steps long, through calls, returns and an exception caught in the caller.
     expect(tasks.filter((t) => t.id.startsWith('ev-exc/') && t.action.kind === 'breakpoint' && !oneShotByDesign(t)).length).toBeGreaterThan(0);
+  });
+
+  it('stepping over calls never misses a breakpoint: oracle walks on 80 generated programs reproduce every answer they give', async () => {
+    const programs = Array.from({ length: 80 }, (_, i) => generateProgram(11, i, defaultProgramsConfig().generator)).map((g) => ({
+      id: g.id,
+      code: g.code,
+      input: g.inputs[0],
+    }));
+    const generated = traceInProcess(programs).filter((t) => t.events.length > 0);
+    const gOracle = new OracleCompleter(new Map(generated.map((t) => [t.id, t])));
+    const bp = makeTasks(generated, ['breakpoint'], { seed: 2, perProgram: 4 }).tasks;
+    let overs = 0;
+    const steps = (prompts: string[]) => ((overs += prompts.filter((p) => p.endsWith('<|step_over|>')).length), Promise.all(prompts.map((p) => gOracle.completeFrame(p))));
+    const answers = await walkJumps(bp.map((t) => t.prefix), bp.map(() => 'kept'), steps, ROOMY, options({ actions: ['breakpoint'] }));
+    const wrong = bp.filter((t, i) => answers[i] !== 'kept' && !full(t, answers[i])).map((t) => t.id);
+    expect(wrong).toEqual([]);
+    expect(answers.filter((a) => a !== 'kept').length).toBeGreaterThan(0.95 * bp.length);
+    expect(bp.length).toBeGreaterThan(200);
+    expect(overs).toBeGreaterThan(100);
   });
 
   it('leaves other actions and jumps it was not told to walk to their one-shot answers', async () => {
