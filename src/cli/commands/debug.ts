@@ -99,7 +99,7 @@ export const debugCommand: CommandModule<object, DebugArgs> = {
       .option('max-new-tokens', { type: 'number', default: 128, describe: 'longest predicted frame, in tokens' })
       .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC may only be a line of the program (constrained decoding); --no-src-constraint decodes freely' })
       .option('frame-grammar', { type: 'boolean', default: true, describe: 'Each answer may only be text that parses as one frame (grammar-constrained decoding); --no-frame-grammar decodes freely' })
-      .option('walk-steps', { type: 'number', default: DEFAULT_WALK_STEPS, describe: 'b LINE is answered by walking the model\'s own single steps to the breakpoint, up to N steps (docs/eval.md, "walked jumps"); 0 answers it in one shot' })
+      .option('walk-steps', { type: 'number', default: DEFAULT_WALK_STEPS, describe: 'b LINE is answered by walking the model\'s own single steps to the breakpoint, up to N steps (docs/eval.md, "walked breakpoints"); 0 answers it in one shot' })
       .option('beams', { type: 'number', describe: `beam search: the likeliest frame over N beams (default ${DEFAULT_BEAMS}; 1 decodes greedily); not with --temperature` })
       .conflicts('script', 'script-file')
       .example("$0 debug prog.py --call 'f(3)' --checkpoint runs/tiny/checkpoints/step-001000 --verify", 'interactive, model vs real')

@@ -32,7 +32,7 @@ function modelOptions<T>(y: Argv<T>) {
     .option('max-new-tokens', { type: 'number', default: DEFAULT_MAX_NEW_TOKENS, describe: 'Longest predicted frame, in tokens' })
     .option('src-constraint', { type: 'boolean', default: true, describe: 'SRC fields may only spell lines of the program (constrained decoding); --no-src-constraint decodes them freely' })
     .option('frame-grammar', { type: 'boolean', default: true, describe: 'The answer may only be text that parses as one frame (grammar-constrained decoding); --no-frame-grammar decodes it freely' })
-    .option('walk-steps', { type: 'number', default: DEFAULT_WALK_STEPS, describe: 'A breakpoint is answered by walking the model\'s own single steps to it, up to N steps (docs/eval.md, "walked jumps"); 0 answers it in one shot' })
+    .option('walk-steps', { type: 'number', default: DEFAULT_WALK_STEPS, describe: 'A breakpoint is answered by walking the model\'s own single steps to it, up to N steps (docs/eval.md, "walked breakpoints"); 0 answers it in one shot' })
     .option('beams', { type: 'number', default: DEFAULT_BEAMS, describe: 'Beam search: the likeliest frame over N beams; 1 decodes greedily' })
     .option('batch-size', { type: 'number', default: DEFAULT_BATCH_SIZE, describe: 'Prompts decoded together (1: one at a time; a GPU takes more)' })
     .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
