@@ -24,7 +24,7 @@ import { showsValue, type Action, type ActionKind, type Direction } from '../deb
 import { anchoredDocument, formatAction, formatFrameEvent, formatLocals, localsDelta, writesDelta } from '../ndl/format';
 import { parseDocument } from '../ndl/parse';
 import { dumpsEntries, dumpsValue } from '../ndl/pyjson';
-import { STRUCTURE_TOKENS as S } from '../ndl/tokens';
+import { actionToken, STRUCTURE_TOKENS as S } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
 import { fitsPrompt, type PromptBudget } from './budget';
 import { readPrediction } from './completer';
@@ -218,6 +218,9 @@ class Walk {
 
 /** A walk for the prompt's jump, or undefined when its action is not walked. */
 function startWalk(prefix: string, options: JumpWalkOptions): Walk | undefined {
+  // Every answer the model gives passes here; only a prompt ending in a walked action is parsed.
+  const lastAction = prefix.slice(prefix.lastIndexOf(S.actionSep) + S.actionSep.length);
+  if (!options.actions.some((kind) => lastAction.startsWith(actionToken(kind)))) return undefined;
   const doc = parseDocument(prefix);
   const last = doc.frames[doc.frames.length - 1];
   const action = last?.action;
