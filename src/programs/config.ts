@@ -93,6 +93,13 @@ export const GeneratorConfigSchema = z
      * as they were, and any share changes the inputs only (docs/programs.md).
      */
     wideStrings: prob(0),
+    /**
+     * Share of `for` statements that loop over a string's characters (`for c in s:`), most
+     * folding the character into a counter, a rebuilt string, a list or a dict of counts. The
+     * other loops iterate lists and ranges, and strings in only about one loop in sixteen,
+     * where real code iterates strings often (docs/programs.md). 0 keeps programs as they were.
+     */
+    stringLoops: prob(0),
     mix: StatementMixSchema,
   })
   .strict()

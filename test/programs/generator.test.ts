@@ -174,6 +174,38 @@ describe('generateProgram', () => {
     expect(half).toBeLessThan(0.6 * all);
   });
 
+  test('stringLoops makes for statements loop over characters, most folding them into an accumulator', async () => {
+    const plain = Array.from({ length: 20 }, (_, i) => generateProgram(17, i, cfg));
+    expect(Array.from({ length: 20 }, (_, i) => generateProgram(17, i, GeneratorConfigSchema.parse({ stringLoops: 0 })))).toEqual(plain);
+    const progs = Array.from({ length: 300 }, (_, i) => generateProgram(17, i, GeneratorConfigSchema.parse({ stringLoops: 1 })));
+    expect((await codeFacts(progs.map((p) => p.code))).filter((f) => !f.ok)).toEqual([]);
+    const withFor = progs.filter((p) => p.histogram.for);
+    expect(withFor.length).toBeGreaterThan(60);
+    // Python binds the loop targets to one character: each for line's target (or the second
+    // name of `i, c in enumerate(...)`) holds a one-character string whenever the body runs,
+    // except in the loops a class's use makes over its list (`for n in buf: obj.add(n)`).
+    const records = withFor.map((p) => ({ id: p.id, code: p.code, entry: p.entry, input: p.inputs[0] }));
+    const runs = await rawTracer().trace(records);
+    expect(runs.filter((r) => r.status === 'normal').length).toBeGreaterThan(withFor.length * 0.8);
+    let bound = 0;
+    let chars = 0;
+    let folded = 0;
+    runs.forEach((r, k) => {
+      const lines = withFor[k].code.split('\n');
+      for (const e of r.events) {
+        const head = e.event === 'line' && /^\s*for (?:\w+, )?(\w+) in /.exec(lines[e.line - 2] ?? '');
+        if (!head || !(head[1] in e.locals)) continue;
+        bound++;
+        if (!/^(['"]).\1$|^'\\.'$/.test(e.locals[head[1]])) continue;
+        chars++;
+        if (new RegExp(`\\b${head[1]}\\b`).test(e.src) && /\+=|\.append\(|\.get\(|= \w+ \+ /.test(e.src)) folded++;
+      }
+    });
+    expect(bound).toBeGreaterThan(100);
+    expect(chars).toBeGreaterThan(bound * 0.9);
+    expect(folded).toBeGreaterThan(chars * 0.4);
+  });
+
   test('wideString spells its words with many more of the shipped tokenizer\'s pieces than the plain strings', async () => {
     const tok = await Tokenizer.load('tokenizer/ndbg-2k.model');
     const rng = Rng.from(3, 'strings');
