@@ -168,11 +168,17 @@ function breakpointRule(c: RuleContext): RulePrediction {
   return { exit: 'normal' as ExitKind, bySrc: { frame: fullFrame('line', target, c.locals()) } };
 }
 
-/** Steps: the naive next/previous-line rule, except where the stop is the entry's return (forward) or call (inverse). */
+/**
+ * Steps: the naive next/previous-line rule, except where the stop is the entry's return
+ * (forward) or call (inverse), or a function's first statement stepping back (its call).
+ */
 function stepRule(c: RuleContext): Outcome {
   const back = returnToMain(c);
   if (back) return back;
   if (c.task.tree.direction === 'inverse' && c.node.event === 'inv_call' && c.node.depth <= 1) return { exit: 'inv_exit_entry' };
+  // Back from a function's first statement: its call, with the arguments as they are now.
+  const call = c.node.event === 'inv_line' ? c.source.callBefore(c.node.src) : undefined;
+  if (call !== undefined) return { frame: fullFrame('inv_call', call, c.locals()) };
   return { frame: baselineFrame(c.task.tree, c.task.node) };
 }
 

@@ -7,7 +7,8 @@
  *     others: <|src_sep|> SRC <|arg_sep|> LOCALS-or-VALUE <|action_sep|>
  *
  * Events and exits are those of the document's direction; after a breakpoint action only a line
- * event (at the target) or an exit can follow. LOCALS and VALUE must stay a prefix of the NDL JSON
+ * event (at the target) or an exit can follow, and stepping back (inv_step_into, inv_step_over)
+ * from a function's first statement only its call (`ProgramSource.callBefore`). LOCALS and VALUE must stay a prefix of the NDL JSON
  * the parser accepts (json_prefix.ts: an object of distinct string-valued keys, or a string or
  * null) and close only when whole. SRC is constrained to the program's lines as before
  * (src_constraint.ts), or free text when SRC is decoded freely. What the model chooses (which
@@ -15,11 +16,12 @@
  * 14–16% of those after breakpoint and inv_step_call, did not parse before (docs/eval.md,
  * "Decoding: the frame grammar").
  */
-import { showsValue, type Direction } from '../debugger';
+import { showsValue } from '../debugger';
 import { JsonPrefix, type JsonShape } from '../ndl/json_prefix';
 import { parseDocument } from '../ndl/parse';
 import { EXIT_KINDS, eventToken, exitToken, FORWARD_EVENTS, INVERSE_EVENTS, STRUCTURE_TOKENS as S, type ExitKind, type NdlEvent } from '../ndl/tokens';
 import type { TextTokenizer } from '../tokenizer/types';
+import { ProgramSource } from './session_source';
 import { SrcConstraint } from './src_constraint';
 import { specialId, tokenBytes, type TokenBytes } from './token_bytes';
 
@@ -90,18 +92,17 @@ export class FrameGrammar {
   private readonly firstTokens: ReadonlySet<number>;
 
   /**
-   * `direction`: the document's; `breakpoint`: the prompt ends with a breakpoint action;
-   * `src`: the SRC constraint, or undefined to decode SRC as free text.
+   * `events` and `exits`: what the answer may open with (the document's direction's, or fewer
+   * where the program's text decides: forPrompt); `src`: the SRC constraint, or undefined to
+   * decode SRC as free text.
    */
   constructor(
     tok: TextTokenizer,
-    direction: Direction,
-    breakpoint: boolean,
+    events: readonly NdlEvent[],
+    exits: readonly ExitKind[],
     private readonly src: SrcConstraint | undefined,
   ) {
     this.vocab = vocabularyOf(tok);
-    const events: readonly NdlEvent[] = breakpoint ? ['line'] : direction === 'forward' ? FORWARD_EVENTS : INVERSE_EVENTS;
-    const exits = direction === 'forward' ? FORWARD_EXITS : INVERSE_EXITS;
     this.firstTokens = new Set([...events.map((e) => specialId(tok, eventToken(e), 'frame grammar')), ...exits.map((k) => specialId(tok, exitToken(k), 'frame grammar'))]);
   }
 
@@ -113,8 +114,13 @@ export class FrameGrammar {
     const doc = parseDocument(prefix);
     const last = doc.frames[doc.frames.length - 1];
     if (doc.error || !doc.direction || !last?.action) return undefined;
+    const kind = last.action.kind;
+    // Stepping back from a function's first statement lands on its call (session_source.ts).
+    const call = (kind === 'inv_step_into' || kind === 'inv_step_over') && last.event === 'inv_line' ? new ProgramSource(doc.context).callBefore(last.src) : undefined;
+    if (call !== undefined) return new FrameGrammar(tok, ['inv_call'], [], constrainSrc ? new SrcConstraint(tok, [call]) : undefined);
     const src = constrainSrc ? SrcConstraint.forDocument(tok, doc) : undefined;
-    return new FrameGrammar(tok, doc.direction, last.action.kind === 'breakpoint', src);
+    const events: readonly NdlEvent[] = kind === 'breakpoint' ? ['line'] : doc.direction === 'forward' ? FORWARD_EVENTS : INVERSE_EVENTS;
+    return new FrameGrammar(tok, events, doc.direction === 'forward' ? FORWARD_EXITS : INVERSE_EXITS, src);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { NaiveBaseline, paramNames, RuleBaseline } from '../../src/eval/baseline';
 import { evaluateNextState } from '../../src/eval/next_state';
 import { nextStateSamples } from '../../src/eval/samples';
+import { ProgramSource } from '../../src/eval/session_source';
 import { scorePrediction, ALL_BUT_CONTINUE } from '../../src/eval/score';
 import { ALL_ACTIONS, makeTasks } from '../../src/eval/tasks';
 import type { NextStateTask } from '../../src/eval/types';
@@ -66,6 +67,53 @@ describe('rule baseline', () => {
       // A comprehension's own call (3.11) sits on its line, not on a def: the rule misses it.
       if (t.truth.frame?.src.trimStart().startsWith('def ')) expect(scorePrediction(p, t.truth).src).toBe(true);
     }
+  });
+
+  it("stepping back from a function's first statement: its call, with the arguments the prompt shows", async () => {
+    const code = [
+      'def plain(a, b):',
+      '    c = a + b',
+      '    return c',
+      '',
+      'def comp(xs):',
+      '    ys = [x * 2 for x in xs]',
+      '    return ys',
+      '',
+      'def loop(n):',
+      '    while n > 0:',
+      '        n -= 1',
+      '    return n',
+      '',
+      'def spread(xs):',
+      '    total = sum(',
+      '        xs)',
+      '    return plain(total, 1)',
+      '',
+      'def f(xs):',
+      '    return loop(len(comp(xs))) + spread(xs)',
+      '',
+    ].join('\n');
+    const [trace] = traceInProcess([{ id: 'first', code, input: '[1, 2]' }]);
+    let [answered, full] = [0, 0];
+    for (const t of makeTasks([trace], ['inv_step_into', 'inv_step_over'], { seed: 1, perProgram: 40 }).tasks) {
+      const p = await rule.predict(t);
+      if (p.frame?.event !== 'inv_call') continue;
+      answered++;
+      // The event and the line always; the arguments where the prompt shows them.
+      const s = scorePrediction(p, t.truth);
+      expect([t.tree.nodes[t.node].src, s.evt && s.src]).toEqual([t.tree.nodes[t.node].src, true]);
+      if (s.full) full++;
+    }
+    expect(full).toBeGreaterThan(0);
+    expect(answered).toBeGreaterThan(2);
+    const source = new ProgramSource(code);
+    expect(source.callBefore('    c = a + b')).toBe('def plain(a, b):');
+    expect(source.callBefore('    return loop(len(comp(xs))) + spread(xs)')).toBe('def f(xs):');
+    // Not certain, so not answered: a comprehension's own frame has lines with the same text,
+    // a loop header comes back to itself, a statement over two lines may stop on its second.
+    for (const src of ['    ys = [x * 2 for x in xs]', '    while n > 0:', '    total = sum(', '    return c', '        n -= 1']) expect(source.callBefore(src)).toBeUndefined();
+    expect(new ProgramSource('def d(f):\n    return f\n\n@d\ndef g(x):\n    return x\n').callBefore('    return x')).toBeUndefined();
+    expect(new ProgramSource('def g(x):\n    """Doc."""\n    y = x\n    return y\n').callBefore('    y = x')).toBe('def g(x):');
   });
 
   it('never reads the answer: the same prediction when the truth is replaced', async () => {

@@ -49,6 +49,27 @@ describe('the frame grammar', () => {
     expect(FrameGrammar.forPrompt(tok, 'not NDL', true)).toBeUndefined();
   });
 
+  test("stepping back from a function's first statement allows only its call: inv_call, then the def line", () => {
+    const back = (action: string) => `${INVERSE.replace(/<\|inv_step_into\|>$/, '<|inv_step_into|>')}<|frame_sep|><|inv_line_sep|><|src_sep|>    y = x + 1<|arg_sep|>{"x": "41"}<|action_sep|><|${action}|>`;
+    for (const action of ['inv_step_into', 'inv_step_over']) {
+      const g = FrameGrammar.forPrompt(tok, back(action), true)!;
+      expect(g.allowed([id(S.frameSep)])).toEqual(new Set([id(eventToken('inv_call'))]));
+      const head = Array.from(tok.encode('<|frame_sep|><|inv_call_sep|><|src_sep|>'));
+      const line = Array.from(tok.encode('def inc(x):'));
+      // The SRC can only spell the def line; then the model writes the arguments.
+      expect(g.allowed(head)!.has(line[0])).toBe(true);
+      expect(g.allowed(head)!.has(Array.from(tok.encode('    y = x + 1'))[0])).toBe(false);
+      expect(g.allowed([...head, ...line])).toEqual(new Set([id(S.argSep)]));
+      // Without the SRC constraint only the event is decided.
+      expect(FrameGrammar.forPrompt(tok, back(action), false)!.allowed([id(S.frameSep)])).toEqual(new Set([id(eventToken('inv_call'))]));
+    }
+    // From the second statement, or going back out of the call, every inverse event stays open.
+    const second = `${HEAD}<|frame_sep|><|inv_return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|><|inv_step_over|><|frame_sep|><|inv_line_sep|><|src_sep|>    return y<|arg_sep|>{"x": "41", "y": "42"}<|action_sep|><|inv_step_into|>`;
+    expect(FrameGrammar.forPrompt(tok, second, true)!.allowed([id(S.frameSep)])!.size).toBeGreaterThan(2);
+    const out = second.replace(/<\|inv_step_into\|>$/, '<|inv_step_call|>').replace('    return y<|arg_sep|>{', '    y = x + 1<|arg_sep|>{');
+    expect(FrameGrammar.forPrompt(tok, out, true)!.allowed([id(S.frameSep)])!.size).toBeGreaterThan(2);
+  });
+
   test('accepts every token of true answers, and closes each field only with its own separator where its text is whole', () => {
     const closers = new Set([S.srcSep, S.argSep, S.actionSep].map(id));
     for (const constrainSrc of [true, false]) {
