@@ -16,6 +16,7 @@ import type { StateNode, StateTree } from '../debugger/types';
 import type { ExitKind } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
 import { parseDocument } from '../ndl/parse';
+import { ProgramFlow } from './program_flow';
 import { ProgramSource, splitParams } from './session_source';
 import type { FramePredictor, NextStateTask, Outcome, Prediction } from './types';
 
@@ -177,7 +178,7 @@ function stepRule(c: RuleContext): Outcome {
   if (back) return back;
   if (c.task.tree.direction === 'inverse' && c.node.event === 'inv_call' && c.node.depth <= 1) return { exit: 'inv_exit_entry' };
   // Back from a function's first statement: its call, with the arguments as they are now.
-  const call = c.node.event === 'inv_line' ? c.source.callBefore(c.node.src) : undefined;
+  const call = c.node.event === 'inv_line' ? new ProgramFlow(c.source).callBefore(c.node.src) : undefined;
   if (call !== undefined) return { frame: fullFrame('inv_call', call, c.locals()) };
   return { frame: baselineFrame(c.task.tree, c.task.node) };
 }

@@ -7,8 +7,10 @@
  *     others: <|src_sep|> SRC <|arg_sep|> LOCALS-or-VALUE <|action_sep|>
  *
  * Events and exits are those of the document's direction; after a breakpoint action only a line
- * event (at the target) or an exit can follow, and stepping back (inv_step_into, inv_step_over)
- * from a function's first statement only its call (`ProgramSource.callBefore`). LOCALS and VALUE must stay a prefix of the NDL JSON
+ * event (at the target) or an exit can follow. Where the program's text leaves one line next to
+ * a step (program_flow.ts), the answer's line is that one: stepping back from a function's first
+ * statement only its call, from a statement whose only predecessor is the line above only that
+ * line (as inv_line or inv_line_call), and stepping forward a line event only at the next line. LOCALS and VALUE must stay a prefix of the NDL JSON
  * the parser accepts (json_prefix.ts: an object of distinct string-valued keys, or a string or
  * null) and close only when whole. SRC is constrained to the program's lines as before
  * (src_constraint.ts), or free text when SRC is decoded freely. What the model chooses (which
@@ -21,6 +23,7 @@ import { JsonPrefix, type JsonShape } from '../ndl/json_prefix';
 import { parseDocument } from '../ndl/parse';
 import { EXIT_KINDS, eventToken, exitToken, FORWARD_EVENTS, INVERSE_EVENTS, STRUCTURE_TOKENS as S, type ExitKind, type NdlEvent } from '../ndl/tokens';
 import type { TextTokenizer } from '../tokenizer/types';
+import { ProgramFlow } from './program_flow';
 import { ProgramSource } from './session_source';
 import { SrcConstraint } from './src_constraint';
 import { specialId, tokenBytes, type TokenBytes } from './token_bytes';
@@ -94,13 +97,14 @@ export class FrameGrammar {
   /**
    * `events` and `exits`: what the answer may open with (the document's direction's, or fewer
    * where the program's text decides: forPrompt); `src`: the SRC constraint, or undefined to
-   * decode SRC as free text.
+   * decode SRC as free text; `lineSrc`: a narrower one for a forward line event's SRC.
    */
   constructor(
     tok: TextTokenizer,
     events: readonly NdlEvent[],
     exits: readonly ExitKind[],
     private readonly src: SrcConstraint | undefined,
+    private readonly lineSrc?: SrcConstraint,
   ) {
     this.vocab = vocabularyOf(tok);
     this.firstTokens = new Set([...events.map((e) => specialId(tok, eventToken(e), 'frame grammar')), ...exits.map((k) => specialId(tok, exitToken(k), 'frame grammar'))]);
@@ -115,12 +119,19 @@ export class FrameGrammar {
     const last = doc.frames[doc.frames.length - 1];
     if (doc.error || !doc.direction || !last?.action) return undefined;
     const kind = last.action.kind;
-    // Stepping back from a function's first statement lands on its call (session_source.ts).
-    const call = (kind === 'inv_step_into' || kind === 'inv_step_over') && last.event === 'inv_line' ? new ProgramSource(doc.context).callBefore(last.src) : undefined;
-    if (call !== undefined) return new FrameGrammar(tok, ['inv_call'], [], constrainSrc ? new SrcConstraint(tok, [call]) : undefined);
+    const only = (line: string) => (constrainSrc ? new SrcConstraint(tok, [line]) : undefined);
+    const flow = new ProgramFlow(new ProgramSource(doc.context));
+    // Where the program's text leaves one line, the answer's line is that one (program_flow.ts).
+    if ((kind === 'inv_step_into' || kind === 'inv_step_over') && last.event === 'inv_line') {
+      const call = flow.callBefore(last.src);
+      if (call !== undefined) return new FrameGrammar(tok, ['inv_call'], [], only(call));
+      const before = flow.lineBefore(last.src);
+      if (before !== undefined) return new FrameGrammar(tok, ['inv_line', 'inv_line_call'], [], only(before));
+    }
+    const after = (kind === 'step_into' || kind === 'step_over') && last.event === 'line' ? flow.lineAfter(last.src) : undefined;
     const src = constrainSrc ? SrcConstraint.forDocument(tok, doc) : undefined;
     const events: readonly NdlEvent[] = kind === 'breakpoint' ? ['line'] : doc.direction === 'forward' ? FORWARD_EVENTS : INVERSE_EVENTS;
-    return new FrameGrammar(tok, events, doc.direction === 'forward' ? FORWARD_EXITS : INVERSE_EXITS, src);
+    return new FrameGrammar(tok, events, doc.direction === 'forward' ? FORWARD_EXITS : INVERSE_EXITS, src, after !== undefined ? only(after) : undefined);
   }
 
   /**
@@ -152,7 +163,7 @@ export class FrameGrammar {
       if (generated[at] !== field.opener) return undefined;
       let end = at + 1;
       while (end < generated.length && v.bytes[generated[end]]) end++;
-      if (end === generated.length) return this.inField(field, generated, at + 1);
+      if (end === generated.length) return this.inField(field, generated, at + 1, event === 'line' ? (this.lineSrc ?? this.src) : this.src);
       if (generated[end] !== field.closer) return undefined;
       at = end;
     }
@@ -161,10 +172,10 @@ export class FrameGrammar {
   }
 
   /** Inside an open field whose text is generated[start..]. */
-  private inField(field: Field, generated: readonly number[], start: number): ReadonlySet<number> | undefined {
+  private inField(field: Field, generated: readonly number[], start: number, src: SrcConstraint | undefined): ReadonlySet<number> | undefined {
     const v = this.vocab;
     if (field.kind === 'src') {
-      const constrained = this.src?.allowed(generated, field.closer);
+      const constrained = src?.allowed(generated, field.closer);
       return constrained ?? cachedSet(v, `text+${field.closer}`, () => [...v.textIds, field.closer]);
     }
     const json = new JsonPrefix(field.kind);

@@ -41,29 +41,6 @@ export class ProgramSource {
   }
 
   /**
-   * The `def` line whose call must come just before a stop at `src`: `src` is the first
-   * statement of a function body, which a call runs once and nothing else reaches, so stepping
-   * back from it lands on the call. Undefined where that is not certain: a loop header (its
-   * body comes back to it), a line that holds a comprehension or a lambda (their own frames'
-   * lines read the same), a statement over several lines, a decorated function (the call's
-   * SRC is the decorator line), a text that several statements share.
-   */
-  callBefore(src: string): string | undefined {
-    const at = this.statements.filter((s) => s.src === src);
-    // A comprehension, generator expression or lambda runs in a frame of its own whose line
-    // events carry the same SRC (`for`), and a loop header comes back to itself.
-    if (at.length !== 1 || /\b(for|while|lambda)\b/.test(src)) return undefined;
-    const fn = this.functionAt(at[0].line);
-    if (!fn || fn.def >= at[0].line || /^\s*@/.test(this.lines[fn.def - 2] ?? '')) return undefined;
-    const first = this.statements.find((s) => s.line > fn.def);
-    if (first?.line !== at[0].line) return undefined;
-    // A statement over several lines: 3.11 may stop on its other lines first.
-    const next = this.lines.findIndex((text, i) => i >= at[0].line && text.trim() !== '' && !text.trim().startsWith('#'));
-    const continued = next >= 0 && next + 1 <= fn.end && !this.statements.some((s) => s.line === next + 1);
-    return continued ? undefined : this.lines[fn.def - 1];
-  }
-
-  /**
    * Where a frame with SRC `src` is. The SRC text alone can be ambiguous (`fruits.pop()` twice in
    * one function, `for c in s:` in two): then lines in the same function as the previous stop
    * win, and among those the previous stop's own line, else the next one after it (the one

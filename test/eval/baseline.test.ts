@@ -1,7 +1,6 @@
 import { NaiveBaseline, paramNames, RuleBaseline } from '../../src/eval/baseline';
 import { evaluateNextState } from '../../src/eval/next_state';
 import { nextStateSamples } from '../../src/eval/samples';
-import { ProgramSource } from '../../src/eval/session_source';
 import { scorePrediction, ALL_BUT_CONTINUE } from '../../src/eval/score';
 import { ALL_ACTIONS, makeTasks } from '../../src/eval/tasks';
 import type { NextStateTask } from '../../src/eval/types';
@@ -106,14 +105,6 @@ describe('rule baseline', () => {
     }
     expect(full).toBeGreaterThan(0);
     expect(answered).toBeGreaterThan(2);
-    const source = new ProgramSource(code);
-    expect(source.callBefore('    c = a + b')).toBe('def plain(a, b):');
-    expect(source.callBefore('    return loop(len(comp(xs))) + spread(xs)')).toBe('def f(xs):');
-    // Not certain, so not answered: a comprehension's own frame has lines with the same text,
-    // a loop header comes back to itself, a statement over two lines may stop on its second.
-    for (const src of ['    ys = [x * 2 for x in xs]', '    while n > 0:', '    total = sum(', '    return c', '        n -= 1']) expect(source.callBefore(src)).toBeUndefined();
-    expect(new ProgramSource('def d(f):\n    return f\n\n@d\ndef g(x):\n    return x\n').callBefore('    return x')).toBeUndefined();
-    expect(new ProgramSource('def g(x):\n    """Doc."""\n    y = x\n    return y\n').callBefore('    y = x')).toBe('def g(x):');
   });
 
   it('never reads the answer: the same prediction when the truth is replaced', async () => {

@@ -49,7 +49,7 @@ describe('the frame grammar', () => {
     expect(FrameGrammar.forPrompt(tok, 'not NDL', true)).toBeUndefined();
   });
 
-  test("stepping back from a function's first statement allows only its call: inv_call, then the def line", () => {
+  test("where the program's text leaves one line: the call before a first statement, the line before or after a plain one", () => {
     const back = (action: string) => `${INVERSE.replace(/<\|inv_step_into\|>$/, '<|inv_step_into|>')}<|frame_sep|><|inv_line_sep|><|src_sep|>    y = x + 1<|arg_sep|>{"x": "41"}<|action_sep|><|${action}|>`;
     for (const action of ['inv_step_into', 'inv_step_over']) {
       const g = FrameGrammar.forPrompt(tok, back(action), true)!;
@@ -63,10 +63,23 @@ describe('the frame grammar', () => {
       // Without the SRC constraint only the event is decided.
       expect(FrameGrammar.forPrompt(tok, back(action), false)!.allowed([id(S.frameSep)])).toEqual(new Set([id(eventToken('inv_call'))]));
     }
-    // From the second statement, or going back out of the call, every inverse event stays open.
-    const second = `${HEAD}<|frame_sep|><|inv_return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|><|inv_step_over|><|frame_sep|><|inv_line_sep|><|src_sep|>    return y<|arg_sep|>{"x": "41", "y": "42"}<|action_sep|><|inv_step_into|>`;
-    expect(FrameGrammar.forPrompt(tok, second, true)!.allowed([id(S.frameSep)])!.size).toBeGreaterThan(2);
-    const out = second.replace(/<\|inv_step_into\|>$/, '<|inv_step_call|>').replace('    return y<|arg_sep|>{', '    y = x + 1<|arg_sep|>{');
+    // Back from the second statement: only the line above, as inv_line or inv_line_call.
+    const fromReturn = `${HEAD}<|frame_sep|><|inv_return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|><|inv_step_over|><|frame_sep|><|inv_line_sep|><|src_sep|>    return y<|arg_sep|>{"x": "41", "y": "42"}<|action_sep|><|inv_step_into|>`;
+    const g = FrameGrammar.forPrompt(tok, fromReturn, true)!;
+    expect(g.allowed([id(S.frameSep)])).toEqual(new Set([id(eventToken('inv_line')), id(eventToken('inv_line_call'))]));
+    expect(g.allowed(Array.from(tok.encode('<|frame_sep|><|inv_line_sep|><|src_sep|>')))!.has(Array.from(tok.encode('    return y'))[0])).toBe(false);
+    // Forward from the first statement: a line event may only be at the next line; a call or an exit stays open.
+    const forward = `${HEAD}<|frame_sep|><|call_sep|><|src_sep|>def inc(x):<|arg_sep|>{"x": "41"}<|action_sep|><|step_into|><|frame_sep|><|line_sep|><|arg_sep|>{"x": "41"}<|src_sep|>    y = x + 1<|action_sep|><|step_over|>`;
+    const f = FrameGrammar.forPrompt(tok, forward, true)!;
+    expect(f.allowed([id(S.frameSep)])!.size).toBeGreaterThan(4);
+    const lineSrc = Array.from(tok.encode('<|frame_sep|><|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>'));
+    const next = Array.from(tok.encode('    return y'));
+    expect(f.allowed([...lineSrc, ...next])).toEqual(new Set([id(S.actionSep)]));
+    for (const a of f.allowed(lineSrc)!) expect('    return y'.startsWith(tok.decode([a]))).toBe(true);
+    const exceptionSrc = Array.from(tok.encode('<|frame_sep|><|exception_sep|><|src_sep|>    y'));
+    expect(f.allowed(exceptionSrc)).toBeDefined();
+    // Going back out of the call every inverse event stays open.
+    const out = fromReturn.replace(/<\|inv_step_into\|>$/, '<|inv_step_call|>').replace('    return y<|arg_sep|>{', '    y = x + 1<|arg_sep|>{');
     expect(FrameGrammar.forPrompt(tok, out, true)!.allowed([id(S.frameSep)])!.size).toBeGreaterThan(2);
   });
 
