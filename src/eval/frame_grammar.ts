@@ -8,10 +8,10 @@
  *
  * Events and exits are those of the document's direction; after a breakpoint action only a line
  * event (at the target) or an exit can follow. Where the program's text leaves one line next to
- * a step (program_flow.ts), the answer's line is that one: stepping back from a function's first
- * statement only its call, from a statement whose only predecessor is the line above only that
- * line (as inv_line or inv_line_call), and stepping forward a line event only at the next line. LOCALS and VALUE must stay a prefix of the NDL JSON
- * the parser accepts (json_prefix.ts: an object of distinct string-valued keys, or a string or
+ * a step (program_flow.ts), the answer's line is that one: stepping back from a function's
+ * first statement only its call, from a statement whose only predecessor is the line above only
+ * that line (as inv_line or inv_line_call), and stepping forward a line event only at the next
+ * line. LOCALS and VALUE must stay a prefix of the NDL JSON the parser accepts (json_prefix.ts: an object of distinct string-valued keys, or a string or
  * null) and close only when whole. SRC is constrained to the program's lines as before
  * (src_constraint.ts), or free text when SRC is decoded freely. What the model chooses (which
  * event, which line, which values) is untouched: on the validation split 4% of its answers,
@@ -120,15 +120,16 @@ export class FrameGrammar {
     if (doc.error || !doc.direction || !last?.action) return undefined;
     const kind = last.action.kind;
     const only = (line: string) => (constrainSrc ? new SrcConstraint(tok, [line]) : undefined);
-    const flow = new ProgramFlow(new ProgramSource(doc.context));
+    const flow = () => new ProgramFlow(new ProgramSource(doc.context));
     // Where the program's text leaves one line, the answer's line is that one (program_flow.ts).
     if ((kind === 'inv_step_into' || kind === 'inv_step_over') && last.event === 'inv_line') {
-      const call = flow.callBefore(last.src);
+      const rules = flow();
+      const call = rules.callBefore(last.src);
       if (call !== undefined) return new FrameGrammar(tok, ['inv_call'], [], only(call));
-      const before = flow.lineBefore(last.src);
+      const before = rules.lineBefore(last.src);
       if (before !== undefined) return new FrameGrammar(tok, ['inv_line', 'inv_line_call'], [], only(before));
     }
-    const after = (kind === 'step_into' || kind === 'step_over') && last.event === 'line' ? flow.lineAfter(last.src) : undefined;
+    const after = (kind === 'step_into' || kind === 'step_over') && last.event === 'line' ? flow().lineAfter(last.src) : undefined;
     const src = constrainSrc ? SrcConstraint.forDocument(tok, doc) : undefined;
     const events: readonly NdlEvent[] = kind === 'breakpoint' ? ['line'] : doc.direction === 'forward' ? FORWARD_EVENTS : INVERSE_EVENTS;
     return new FrameGrammar(tok, events, doc.direction === 'forward' ? FORWARD_EXITS : INVERSE_EXITS, src, after !== undefined ? only(after) : undefined);

@@ -340,10 +340,9 @@ function charFold(s: Scope, before: Stmt[]): (c: string) => Stmt {
       return (c) => ({ k: 'aug', target: a, op: '+', value: expr(rng.bool(0.75) ? `int(${test(c)})` : `ord(${c}) % ${rng.range(3, 9)}`, 'int', PREC.atom) });
     case 'str': {
       const form = rng.int(4);
-      return (c) =>
-        form === 0
-          ? { k: 'assign', target: a, value: expr(`${c} + ${a}`, 'str', PREC.add) }
-          : { k: 'aug', target: a, op: '+', value: form === 1 ? expr(`${c}.${rng.choice(['upper', 'lower', 'swapcase'])}()`, 'str', PREC.atom, 'str_method') : form === 2 ? expr(`${c} * ${rng.range(2, 3)}`, 'str', PREC.mul) : expr(c, 'str', PREC.atom) };
+      const piece = (c: string) =>
+        form === 1 ? expr(`${c}.${rng.choice(['upper', 'lower', 'swapcase'])}()`, 'str', PREC.atom, 'str_method') : form === 2 ? expr(`${c} * ${rng.range(2, 3)}`, 'str', PREC.mul) : expr(c, 'str', PREC.atom);
+      return (c) => (form === 0 ? { k: 'assign', target: a, value: expr(`${c} + ${a}`, 'str', PREC.add) } : { k: 'aug', target: a, op: '+', value: piece(c) });
     }
     case 'list_str':
       return (c) => ({ k: 'expr', value: expr(`${a}.append(${c})`, 'int', PREC.atom, 'list_method') });
