@@ -1,8 +1,9 @@
 // Over 300 lines on purpose: one statement production per function, all under the same Scope
 // rules, read side by side when tuning what the generator makes (docs/programs.md).
 import { constant, gen, strKey } from './exprs';
-import { expr, PREC, pyStr, wrap, type Expr, type Stmt, type Ty } from './ir';
+import { expr, isName, PREC, pyStr, wrap, type Expr, type Stmt, type Ty } from './ir';
 import { Scope } from './scope';
+import { stringLoop } from './string_loops';
 import { CHAR_CONSTS, LOOP_NAMES, NAMES } from './values';
 
 /**
@@ -198,14 +199,10 @@ function ifStmt(s: Scope): Stmt[] {
   return [{ k: 'if', branches, orelse }];
 }
 
-function isName(code: string): boolean {
-  return /^[A-Za-z_][\w.]*$/.test(code);
-}
-
 function forStmt(s: Scope): Stmt[] | null {
   const rng = s.fn.rng;
   // Drawn only when asked for, so a config without string loops makes the programs it made.
-  if (s.fn.cfg.stringLoops > 0 && rng.bool(s.fn.cfg.stringLoops)) return stringLoop(s);
+  if (s.fn.cfg.stringLoops > 0 && rng.bool(s.fn.cfg.stringLoops)) return stringLoop(s, (body, short) => genBlock(body, short ? rng.range(0, 1) : blockSize(s)));
   const body = s.child('for');
   const nested = s.loopDepth > 0;
   const fresh = (pool: string[], ty: Ty) => {
@@ -281,74 +278,6 @@ function forStmt(s: Scope): Stmt[] | null {
     }
   }
   return [{ k: 'for', target, iter, body: genBlock(body, blockSize(s)), nested }];
-}
-
-/**
- * `generator.stringLoops`: a loop over a string's characters — a string in scope (often the
- * entry's parameter), else a string expression — whose body folds the character into an
- * accumulator more often than not, the way real code counts, filters and rebuilds strings.
- */
-function stringLoop(s: Scope): Stmt[] {
-  const rng = s.fn.rng;
-  const before: Stmt[] = [];
-  const fold = rng.bool(0.7) ? charFold(s, before) : undefined;
-  const body = s.child('for');
-  const seq = s.pick('str');
-  let iter = seq && rng.bool(0.8) ? expr(seq.name, 'str', PREC.atom) : gen(s, 'str', 1);
-  if (isName(iter.code)) body.freeze(iter.code);
-  const c = s.fn.fresh(LOOP_NAMES.str);
-  body.add(c, 'str');
-  body.freeze(c);
-  let target = c;
-  if (rng.bool(0.2)) {
-    const i = s.fn.fresh(LOOP_NAMES.index);
-    body.add(i, 'int');
-    body.freeze(i);
-    iter = expr(`enumerate(${iter.code})`, 'list_int', PREC.atom, ...iter.tags, 'tuple_unpack');
-    target = `${i}, ${c}`;
-  }
-  const stmts = fold ? [fold(c), ...genBlock(body, rng.range(0, 1))] : genBlock(body, blockSize(s));
-  return [...before, { k: 'for', target, iter, body: stmts, nested: s.loopDepth > 0 }];
-}
-
-/**
- * The statement that folds a loop's character `c` into an accumulator: an int counter, a
- * string being rebuilt, a list of kept characters or a dict of counts — one in scope, or a
- * fresh one whose initialisation goes into `before`.
- */
-function charFold(s: Scope, before: Stmt[]): (c: string) => Stmt {
-  const rng = s.fn.rng;
-  const ty = rng.choice(['int', 'int', 'str', 'str', 'list_str', 'dict'] as Ty[]);
-  let acc = rng.bool(0.5) ? s.pick(ty, { writable: true })?.name : undefined;
-  if (!acc) {
-    acc = s.fn.fresh(ty === 'int' ? ['n', 'count', 'total', 'hits'] : ty === 'str' ? ['out', 'result', 'acc', 'res'] : ty === 'dict' ? ['counts', 'freq', 'seen'] : ['kept', 'chars', 'letters']);
-    const init = { int: '0', str: "''", list_str: '[]', dict: '{}' }[ty as 'int' | 'str' | 'list_str' | 'dict'];
-    before.push({ k: 'assign', target: acc, value: expr(init, ty, PREC.atom) });
-    s.add(acc, ty);
-  }
-  const a = acc;
-  const other = s.pick('str');
-  const test = (c: string) =>
-    rng.choice([
-      `${c} == ${pyStr(rng.choice(CHAR_CONSTS))}`,
-      `${c} in ${pyStr(rng.choice(['aeiou', 'xyz', '0123456789', ' ', 'abc']))}`,
-      other && other.name !== c ? `${c} == ${other.name}` : `${c}.isdigit()`,
-      `${c}.${rng.choice(['isalpha', 'isupper', 'isdigit', 'islower'])}()`,
-    ]);
-  switch (ty) {
-    case 'int':
-      return (c) => ({ k: 'aug', target: a, op: '+', value: expr(rng.bool(0.75) ? `int(${test(c)})` : `ord(${c}) % ${rng.range(3, 9)}`, 'int', PREC.atom) });
-    case 'str': {
-      const form = rng.int(4);
-      const piece = (c: string) =>
-        form === 1 ? expr(`${c}.${rng.choice(['upper', 'lower', 'swapcase'])}()`, 'str', PREC.atom, 'str_method') : form === 2 ? expr(`${c} * ${rng.range(2, 3)}`, 'str', PREC.mul) : expr(c, 'str', PREC.atom);
-      return (c) => (form === 0 ? { k: 'assign', target: a, value: expr(`${c} + ${a}`, 'str', PREC.add) } : { k: 'aug', target: a, op: '+', value: piece(c) });
-    }
-    case 'list_str':
-      return (c) => ({ k: 'expr', value: expr(`${a}.append(${c})`, 'int', PREC.atom, 'list_method') });
-    default:
-      return (c) => ({ k: 'assign', target: `${a}[${c}]`, value: expr(`${a}.get(${c}, 0) + 1`, 'int', PREC.add, 'dict_method') });
-  }
 }
 
 function whileStmt(s: Scope): Stmt[] | null {

@@ -49,6 +49,11 @@ export type Construct = (typeof CONSTRUCTS)[number];
 /** Operator precedence of a rendered expression (higher binds tighter). */
 export const PREC = { ifexp: 10, or: 20, and: 30, not: 40, cmp: 50, add: 70, mul: 80, unary: 90, atom: 100 } as const;
 
+/** A plain name or attribute chain (`xs`, `self.items`): what a loop may freeze. */
+export function isName(code: string): boolean {
+  return /^[A-Za-z_][\w.]*$/.test(code);
+}
+
 export interface Expr {
   code: string;
   ty: Ty;
