@@ -13,7 +13,7 @@
  * column so older tables can be compared.
  */
 import type { StateNode, StateTree } from '../debugger/types';
-import type { ExitKind } from '../ndl/tokens';
+import type { ExitKind, NdlEvent } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
 import { parseDocument } from '../ndl/parse';
 import { ProgramFlow } from './program_flow';
@@ -171,16 +171,31 @@ function breakpointRule(c: RuleContext): RulePrediction {
 
 /**
  * Steps: the naive next/previous-line rule, except where the stop is the entry's return
- * (forward) or call (inverse), or a function's first statement stepping back (its call).
+ * (forward) or call (inverse), or where the program's text leaves one frame next
+ * (program_flow.ts): a function's first statement stepping back (its call, with the arguments
+ * as they are now), the one line that can come next or before (as `inv_line_call` where that
+ * line always calls), locals unchanged.
  */
 function stepRule(c: RuleContext): Outcome {
   const back = returnToMain(c);
   if (back) return back;
   if (c.task.tree.direction === 'inverse' && c.node.event === 'inv_call' && c.node.depth <= 1) return { exit: 'inv_exit_entry' };
-  // Back from a function's first statement: its call, with the arguments as they are now.
-  const call = c.node.event === 'inv_line' ? new ProgramFlow(c.source).callBefore(c.node.src) : undefined;
-  if (call !== undefined) return { frame: fullFrame('inv_call', call, c.locals()) };
+  const only = onlyFrame(new ProgramFlow(c.source), c.task.action.kind, c.node);
+  if (only?.event === 'inv_call') return { frame: fullFrame('inv_call', only.src, c.locals()) };
+  if (only) return { frame: unchanged(c.node, only.event, only.src) };
   return { frame: baselineFrame(c.task.tree, c.task.node) };
+}
+
+/** The one line event the program's text allows after a step, leaving out an exception (a return's VALUE it cannot write). */
+function onlyFrame(flow: ProgramFlow, kind: string, node: StateNode): { event: NdlEvent; src: string } | undefined {
+  const frames =
+    node.event === 'line' ? flow.afterLine(node.src, kind === 'step_into')
+    : node.event === 'inv_line' ? flow.beforeLine(node.src)
+    : node.event === 'inv_return' ? flow.beforeReturn(node.src)
+    : undefined;
+  const left = frames?.filter((f) => f.event !== 'exception');
+  if (left?.length !== 1 || left[0].srcs?.length !== 1 || left[0].event === 'return') return undefined;
+  return { event: left[0].event, src: left[0].srcs[0] };
 }
 
 export class RuleBaseline implements FramePredictor {

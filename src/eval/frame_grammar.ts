@@ -7,11 +7,16 @@
  *     others: <|src_sep|> SRC <|arg_sep|> LOCALS-or-VALUE <|action_sep|>
  *
  * Events and exits are those of the document's direction; after a breakpoint action only a line
- * event (at the target) or an exit can follow. Where the program's text leaves one line next to
- * a step (program_flow.ts), the answer's line is that one: stepping back from a function's
- * first statement only its call, from a statement whose only predecessor is the line above only
- * that line (as inv_line or inv_line_call), and stepping forward a line event only at the next
- * line. LOCALS and VALUE must stay a prefix of the NDL JSON the parser accepts (json_prefix.ts: an object of distinct string-valued keys, or a string or
+ * event (at the target) or an exit can follow. Where the program's text narrows what can come
+ * next to a step (program_flow.ts: the control-flow graph, and whether a line calls), the
+ * answer's event is one of those possible and its SRC one of that event's lines: forward from a
+ * line, a line event only at a line that can follow, a return or exception only at the line
+ * itself, a call only where the line can call; backwards from a line, only a line that can come
+ * before it (as `inv_line_call` where it calls) or the function's call from its first statement;
+ * backwards from a return, the return's own line; a step_return from a line, the function's return
+ * (or an exception) at one of its own lines; an inv_step_call, the function's call.
+ *
+ * LOCALS and VALUE must stay a prefix of the NDL JSON the parser accepts (json_prefix.ts: an object of distinct string-valued keys, or a string or
  * null) and close only when whole. SRC is constrained to the program's lines as before
  * (src_constraint.ts), or free text when SRC is decoded freely. What the model chooses (which
  * event, which line, which values) is untouched: on the validation split 4% of its answers,
@@ -23,7 +28,7 @@ import { JsonPrefix, type JsonShape } from '../ndl/json_prefix';
 import { parseDocument } from '../ndl/parse';
 import { EXIT_KINDS, eventToken, exitToken, FORWARD_EVENTS, INVERSE_EVENTS, STRUCTURE_TOKENS as S, type ExitKind, type NdlEvent } from '../ndl/tokens';
 import type { TextTokenizer } from '../tokenizer/types';
-import { ProgramFlow } from './program_flow';
+import { ProgramFlow, type NextFrame } from './program_flow';
 import { ProgramSource } from './session_source';
 import { SrcConstraint } from './src_constraint';
 import { specialId, tokenBytes, type TokenBytes } from './token_bytes';
@@ -95,19 +100,17 @@ export class FrameGrammar {
   private readonly firstTokens: ReadonlySet<number>;
 
   /**
-   * `events` and `exits`: what the answer may open with (the document's direction's, or fewer
-   * where the program's text decides: forPrompt); `src`: the SRC constraint, or undefined to
-   * decode SRC as free text; `lineSrc`: a narrower one for a forward line event's SRC.
+   * `frames`: each event the answer may open with, and the constraint on its SRC (undefined:
+   * free text); `exits`: the exits it may be instead.
    */
   constructor(
     tok: TextTokenizer,
-    events: readonly NdlEvent[],
+    private readonly frames: ReadonlyMap<NdlEvent, SrcConstraint | undefined>,
     exits: readonly ExitKind[],
-    private readonly src: SrcConstraint | undefined,
-    private readonly lineSrc?: SrcConstraint,
   ) {
     this.vocab = vocabularyOf(tok);
-    this.firstTokens = new Set([...events.map((e) => specialId(tok, eventToken(e), 'frame grammar')), ...exits.map((k) => specialId(tok, exitToken(k), 'frame grammar'))]);
+    const id = (token: string) => specialId(tok, token, 'frame grammar');
+    this.firstTokens = new Set([...[...frames.keys()].map((e) => id(eventToken(e))), ...exits.map((k) => id(exitToken(k)))]);
   }
 
   /**
@@ -118,21 +121,16 @@ export class FrameGrammar {
     const doc = parseDocument(prefix);
     const last = doc.frames[doc.frames.length - 1];
     if (doc.error || !doc.direction || !last?.action) return undefined;
-    const kind = last.action.kind;
-    const only = (line: string) => (constrainSrc ? new SrcConstraint(tok, [line]) : undefined);
-    const flow = () => new ProgramFlow(new ProgramSource(doc.context));
-    // Where the program's text leaves one line, the answer's line is that one (program_flow.ts).
-    if ((kind === 'inv_step_into' || kind === 'inv_step_over') && last.event === 'inv_line') {
-      const rules = flow();
-      const call = rules.callBefore(last.src);
-      if (call !== undefined) return new FrameGrammar(tok, ['inv_call'], [], only(call));
-      const before = rules.lineBefore(last.src);
-      if (before !== undefined) return new FrameGrammar(tok, ['inv_line', 'inv_line_call'], [], only(before));
+    const program = constrainSrc ? SrcConstraint.forDocument(tok, doc) : undefined;
+    const forward = doc.direction === 'forward';
+    // Where the program's text narrows what comes next, the answer stays inside it (program_flow.ts).
+    const next = flowAfter(new ProgramFlow(new ProgramSource(doc.context)), last.action.kind, last.event, last.src);
+    if (next) {
+      const srcOf = (srcs: readonly string[] | undefined) => (constrainSrc && srcs ? new SrcConstraint(tok, srcs) : program);
+      return new FrameGrammar(tok, new Map(next.map((f) => [f.event, srcOf(f.srcs)])), forward ? FORWARD_EXITS : []);
     }
-    const after = (kind === 'step_into' || kind === 'step_over') && last.event === 'line' ? flow().lineAfter(last.src) : undefined;
-    const src = constrainSrc ? SrcConstraint.forDocument(tok, doc) : undefined;
-    const events: readonly NdlEvent[] = kind === 'breakpoint' ? ['line'] : doc.direction === 'forward' ? FORWARD_EVENTS : INVERSE_EVENTS;
-    return new FrameGrammar(tok, events, doc.direction === 'forward' ? FORWARD_EXITS : INVERSE_EXITS, src, after !== undefined ? only(after) : undefined);
+    const events: readonly NdlEvent[] = last.action.kind === 'breakpoint' ? ['line'] : forward ? FORWARD_EVENTS : INVERSE_EVENTS;
+    return new FrameGrammar(tok, new Map(events.map((e) => [e, program])), forward ? FORWARD_EXITS : INVERSE_EXITS);
   }
 
   /**
@@ -164,7 +162,7 @@ export class FrameGrammar {
       if (generated[at] !== field.opener) return undefined;
       let end = at + 1;
       while (end < generated.length && v.bytes[generated[end]]) end++;
-      if (end === generated.length) return this.inField(field, generated, at + 1, event === 'line' ? (this.lineSrc ?? this.src) : this.src);
+      if (end === generated.length) return this.inField(field, generated, at + 1, this.frames.get(event));
       if (generated[end] !== field.closer) return undefined;
       at = end;
     }
@@ -191,4 +189,16 @@ export class FrameGrammar {
     const risky = fits(v.stringRisky);
     return cachedSet(v, `string+${risky.join(',')}`, () => [...v.stringSafe, ...risky]);
   }
+}
+
+/** What the program's text says can follow `action` from a stop with `event` at `src`. */
+function flowAfter(flow: ProgramFlow, action: string, event: NdlEvent | undefined, src: string): NextFrame[] | undefined {
+  if ((action === 'step_into' || action === 'step_over') && event === 'line') return flow.afterLine(src, action === 'step_into');
+  if (action === 'step_return' && event === 'line') return flow.returnFrom(src);
+  if (action === 'inv_step_call' && event !== 'inv_call' && event !== 'inv_exception') return flow.callOf(src);
+  if (action !== 'inv_step_into' && action !== 'inv_step_over') return undefined;
+  if (event === 'inv_line') return flow.beforeLine(src);
+  if (event === 'inv_return') return flow.beforeReturn(src);
+  // Stepping back over a line's calls lands on the line itself (spec ndl.md §4).
+  return event === 'inv_line_call' && action === 'inv_step_over' ? [{ event: 'inv_line', srcs: [src] }] : undefined;
 }

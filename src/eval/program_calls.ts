@@ -7,16 +7,43 @@
  * naming a class counts as running all its methods, and the cases whose code runs away from the
  * line that names it (generator bodies, lambdas, comprehensions and generator expressions,
  * dunder methods that operators call) are never stepped over.
+ *
+ * It also tells whether a line opens traced frames each time it runs (callsOn), for program-flow
+ * decoding: a call of one of the program's functions, or a comprehension (3.11 runs each in a
+ * frame of its own). A step into a line that always calls lands on the call, and stepping back
+ * over it lands on its `inv_line_call` copy (spec ndl.md §4); a line that cannot call has
+ * neither. 'always' only where nothing on the line can skip the call: no `if`, `and`, `or` or
+ * `lambda` outside a comprehension's own clauses, not a `for` header (which calls on its first
+ * pass only), and a generator expression only as the argument of a builtin that iterates it.
+ * 'none' only where the line names no program function and calls no function value: nothing
+ * called by a bare name other than a builtin's (a parameter may hold the caller's lambda), no
+ * `key=`, `map` or `filter`. A program that defines a class gets 'maybe' throughout: its methods
+ * run behind operators, attributes and builtins.
  */
+
+export type LineCalls = 'none' | 'maybe' | 'always';
 
 interface Callable {
   name: string;
+  kind: 'def' | 'class';
   /** Identifiers its body mentions (a class: the names of its methods). */
   names: Set<string>;
   /** Exact texts of the lines of its body (without nested definitions' lines for a def). */
   lines: Set<string>;
   generator: boolean;
 }
+
+/** Builtins that iterate a generator expression given as their argument, so run its frame. */
+const CONSUMERS = new Set(['sum', 'any', 'all', 'max', 'min', 'list', 'set', 'tuple', 'sorted', 'join', 'dict', 'frozenset']);
+const CONDITIONAL = /\b(if|and|or|lambda)\b/;
+/** Builtins that call no code of the program unless given a function (`map`, `key=`: CALLS_VALUES). */
+const PLAIN_BUILTINS = new Set(
+  ('abs all any ascii bin bool bytearray bytes callable chr complex dict dir divmod enumerate float format frozenset ' +
+    'getattr hasattr hash hex id int isinstance issubclass len list max min oct ord pow range repr reversed round set ' +
+    'slice sorted str sum tuple type zip').split(' '),
+);
+/** Calls that run a function value they are given. */
+const CALLS_VALUES = /\b(map|filter|eval|exec|iter|next|reduce)\s*\(|\bkey\s*=/;
 
 const DEFINITION = /^(\s*)(def|class)\s+([A-Za-z_]\w*)/;
 const IDENTIFIER = /[A-Za-z_]\w*/g;
@@ -49,12 +76,28 @@ export class ProgramCalls {
       }
       const def = DEFINITION.exec(line);
       if (def) {
-        const callable: Callable = { name: def[3], names: new Set(), lines: new Set(), generator: false };
+        const callable: Callable = { name: def[3], kind: def[2] as 'def' | 'class', names: new Set(), lines: new Set(), generator: false };
         if (!this.byName.has(callable.name)) this.byName.set(callable.name, []);
         (this.byName.get(callable.name) as Callable[]).push(callable);
         open.push({ callable, indent });
       }
     }
+  }
+
+  /** What the statement `text` calls each time it runs. */
+  callsOn(text: string): LineCalls {
+    const body = code(text).trim();
+    if (/^def\s/.test(body)) return 'none';
+    if (this.anyClass() || /\b(lambda|yield|await)\b/.test(body)) return 'maybe';
+    const mentions = [...this.mentions(body)];
+    const comprehensions = comprehensionsOf(body);
+    if (mentions.length === 0 && comprehensions.length === 0) return this.callsValues(body) ? 'maybe' : 'none';
+    if (/^for\b/.test(body) || mentions.some((m) => !m.called || this.isGenerator(m.name))) return 'maybe';
+    // What runs each time: the line without its comprehensions' own clauses and its header keyword.
+    let outside = body.replace(/^(if|elif|while|return)\b/, '');
+    for (const c of comprehensions) outside = outside.replace(c.text, '_');
+    if (CONDITIONAL.test(outside)) return 'maybe';
+    return comprehensions.every((c) => c.runs) ? 'always' : 'maybe';
   }
 
   /**
@@ -84,6 +127,34 @@ export class ProgramCalls {
     }
     return seen;
   }
+
+  /**
+   * Whether a line may call a function value: a parameter or variable called by name (a function
+   * the caller passed in), or a builtin handed one.
+   */
+  private callsValues(text: string): boolean {
+    if (CALLS_VALUES.test(text)) return true;
+    return [...text.matchAll(/(?<![\w.])([A-Za-z_]\w*)\s*\(/g)].some((m) => !PLAIN_BUILTINS.has(m[1]) && !this.isFunction(m[1]));
+  }
+
+  /** The program's function names on a line, each called directly (`f(`) or not. */
+  private *mentions(text: string): Generator<{ name: string; called: boolean }> {
+    for (const m of text.matchAll(/(?<![\w.])([A-Za-z_]\w*)(\s*\()?/g)) {
+      if (this.isFunction(m[1])) yield { name: m[1], called: m[2] !== undefined };
+    }
+  }
+
+  private isFunction(name: string): boolean {
+    return (this.byName.get(name) ?? []).some((c) => c.kind === 'def');
+  }
+
+  private isGenerator(name: string): boolean {
+    return (this.byName.get(name) ?? []).some((c) => c.generator);
+  }
+
+  private anyClass(): boolean {
+    return [...this.byName.values()].some((cs) => cs.some((c) => c.kind === 'class'));
+  }
 }
 
 /**
@@ -94,4 +165,47 @@ function runsAway(target: string): boolean {
   const text = target.trim();
   const fors = text.match(/\bfor\b/g)?.length ?? 0;
   return /\blambda\b|\byield\b/.test(text) || fors > (text.startsWith('for ') ? 1 : 0);
+}
+
+/** The line with string literals blanked (f-strings kept: their fields are code), comment cut. */
+function code(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '#') break;
+    if (c !== '"' && c !== "'") {
+      out += c;
+      continue;
+    }
+    const formatted = /[fF][rRbB]?$|[rRbB][fF]$/.test(text.slice(Math.max(0, i - 2), i));
+    const quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
+    let j = i + quote.length;
+    while (j < text.length && !text.startsWith(quote, j)) j += text[j] === '\\' ? 2 : 1;
+    out += formatted ? text.slice(i, j + quote.length) : `${quote}${quote}`;
+    i = j + quote.length - 1;
+  }
+  return out;
+}
+
+/**
+ * Each comprehension on a line (a bracket that holds a `for`), with whether its frame surely runs:
+ * list, set and dict comprehensions always; a generator expression when a consumer iterates it.
+ */
+function comprehensionsOf(text: string): Array<{ text: string; runs: boolean }> {
+  const out: Array<{ text: string; runs: boolean }> = [];
+  const open: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if ('([{'.includes(c)) open.push(i);
+    else if (')]}'.includes(c) && open.length > 0) {
+      const start = open.pop()!;
+      const inner = text.slice(start, i + 1);
+      // A bracket whose only `for` is a comprehension's inside it (closed before it) is none itself.
+      if (!/\bfor\b/.test(out.reduce((rest, o) => rest.replace(o.text, '_'), inner))) continue;
+      const caller = /([A-Za-z_]\w*)\s*$/.exec(text.slice(0, start))?.[1];
+      out.push({ text: inner, runs: text[start] !== '(' || (caller !== undefined && CONSUMERS.has(caller)) });
+    }
+  }
+  // Keep the outermost: an inner bracket's comprehension runs inside the outer one's frame.
+  return out.filter((o) => !out.some((p) => p !== o && p.text.includes(o.text)));
 }

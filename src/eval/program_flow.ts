@@ -1,105 +1,140 @@
 /**
- * What a program's text alone settles about the line event next to a stop: the statement that
- * must run next (forward) or must have run just before (inverse), and the call a function's
- * first statement comes from. The frame grammar uses it to keep the model's line on the only
- * line possible there; the model still writes the event where several are possible (a call, an
- * exception) and every value.
+ * What a program's text settles about the frame next to a step: which events can come next and at
+ * which lines. Forward from a line event: a line event only at a line that can follow in the
+ * control-flow graph, a return or exception only at the line itself, a call only if the line can
+ * call (and nothing but a call or an exception if it always calls). Backwards from a line event:
+ * only a line that can come before it (as `inv_line_call` where that line calls, `inv_line` where
+ * it may not), or the function's call from its first statement. Backwards from a return: the
+ * return's own line. A step_return from a line: the function's return (or an exception) at one of
+ * its own lines. An inv_step_call: the function's call. The frame grammar keeps the model's
+ * answer inside these; the model still chooses among them and writes every value.
  *
- * Each answer holds only where nothing else can come between: a statement on one line that is
- * no block header (`if`, `for`, `try`, `def`, one-line forms included), falls through (no
- * `return`, `raise`, `break`, `continue`) and opens no frame of its own on its line
- * (comprehensions, generator expressions and lambdas run in frames whose line events read the
- * same; `yield` suspends), next to a statement at the same indentation with no other line
- * between. Anything else — a loop's last line, a line after a block, a text two statements
- * share — gets no answer.
+ * A SRC text that several statements share gets the union of their answers. No answer where the
+ * stop's line opens frames whose line events read the same (a comprehension, a lambda), or where
+ * its function has no graph (control_flow.ts).
  */
-import type { SourceLine } from '../debugger/source';
+import type { NdlEvent } from '../ndl/tokens';
+import { functionFlow, RETURNS, type FunctionFlow } from './control_flow';
+import { ProgramCalls } from './program_calls';
 import type { ProgramSource } from './session_source';
 
-const HEADER = /:\s*(#.*)?$/;
-const COMPOUND = /^\s*(if|elif|else|for|while|with|try|except|finally|def|class|async|match|case)\b/;
-const NO_FALL_THROUGH = /^\s*(return|raise|break|continue)\b/;
-const OWN_FRAME_OR_LOOP = /\b(for|while|lambda|yield)\b/;
+/** An event the answer may open with, and the SRC texts it may carry (undefined: any line). */
+export interface NextFrame {
+  event: NdlEvent;
+  srcs?: readonly string[];
+}
 
-const indentOf = (text: string) => text.length - text.trimStart().length;
-const isCode = (text: string) => text.trim() !== '' && !text.trim().startsWith('#');
+const OWN_FRAMES = /\b(for|lambda|yield)\b/;
 
 export class ProgramFlow {
-  private readonly starts: Set<number>;
+  private readonly calls: ProgramCalls;
+  private readonly flows = new Map<number, FunctionFlow | undefined>();
 
   constructor(private readonly source: ProgramSource) {
-    this.starts = new Set(source.statements.map((s) => s.line));
+    this.calls = new ProgramCalls(source.context);
+  }
+
+  /** The frames a step_into or step_over from a line event at `src` can land on. */
+  afterLine(src: string, into: boolean): NextFrame[] | undefined {
+    return this.union(src, (line, flow) => {
+      const calls = this.calls.callsOn(src);
+      const next = [...flow.successors.get(line)!];
+      const goesOn = !into || calls !== 'always';
+      const frames: NextFrame[] = [{ event: 'exception', srcs: [src] }];
+      if (goesOn && next.some((n) => n !== RETURNS)) frames.push({ event: 'line', srcs: this.texts(next.filter((n) => n !== RETURNS)) });
+      if (goesOn && next.includes(RETURNS)) frames.push({ event: 'return', srcs: [src] });
+      if (into && calls !== 'none') frames.push({ event: 'call' });
+      return frames;
+    });
+  }
+
+  /** The frames an inv_step_into or inv_step_over from an inv_line at `src` can land on. */
+  beforeLine(src: string): NextFrame[] | undefined {
+    return this.union(src, (line, flow) => {
+      if (/^\s*except\b/.test(src)) return undefined; // reached from an exception, not a line
+      const before = [...flow.successors].filter(([, next]) => next.has(line)).map(([p]) => p);
+      const frames: NextFrame[] = [];
+      const calling = (c: 'none' | 'always') => this.texts(before.filter((p) => this.calls.callsOn(this.source.lines[p - 1]) !== c));
+      if (calling('always').length > 0) frames.push({ event: 'inv_line', srcs: calling('always') });
+      if (calling('none').length > 0) frames.push({ event: 'inv_line_call', srcs: calling('none') });
+      if (line === flow.entry) frames.push({ event: 'inv_call', srcs: [this.source.lines[flow.def - 1]] });
+      return frames.length > 0 ? frames : undefined;
+    });
+  }
+
+  /** The frames an inverse step from an inv_return at `src` can land on: that line's own event. */
+  beforeReturn(src: string): NextFrame[] | undefined {
+    return this.union(src, (line, flow) => {
+      if (!flow.successors.get(line)!.has(RETURNS)) return undefined;
+      const calls = this.calls.callsOn(src);
+      const frames: NextFrame[] = [];
+      if (calls !== 'always') frames.push({ event: 'inv_line', srcs: [src] });
+      if (calls !== 'none') frames.push({ event: 'inv_line_call', srcs: [src] });
+      return frames;
+    });
   }
 
   /**
-   * The `def` line whose call comes just before a stop at `src`, the first statement of a
-   * function body: a call runs it once and nothing else reaches it. Not for a decorated
-   * function (the call's SRC is the decorator line).
+   * The frames a step_return from a line event at `src` can land on: its function's return or an
+   * exception leaving it, at one of its lines (an exception that leaves the frame returns from
+   * the line it left at, so any line, not only a `return`).
+   */
+  returnFrom(src: string): NextFrame[] | undefined {
+    return this.union(src, (_line, flow) => {
+      const lines = this.texts([...flow.successors.keys()]);
+      return [
+        { event: 'return', srcs: lines },
+        { event: 'exception', srcs: lines },
+      ];
+    });
+  }
+
+  /** The frame an inv_step_call from an inverse stop at `src` lands on: its function's call. */
+  callOf(src: string): NextFrame[] | undefined {
+    return this.union(src, (_line, flow) => [{ event: 'inv_call', srcs: [this.source.lines[flow.def - 1]] }]);
+  }
+
+  /**
+   * The `def` line whose call comes just before a stop at `src`, where that is the only way in:
+   * the first statement of a function body that no loop comes back to.
    */
   callBefore(src: string): string | undefined {
-    const at = this.only(src);
-    if (!at || OWN_FRAME_OR_LOOP.test(src)) return undefined;
-    const fn = this.source.functionAt(at.line);
-    if (!fn || fn.def >= at.line || /^\s*@/.test(this.source.lines[fn.def - 2] ?? '')) return undefined;
-    if (this.source.statements.find((s) => s.line > fn.def)?.line !== at.line) return undefined;
-    return this.oneLine(at.line) ? this.source.lines[fn.def - 1] : undefined;
+    const frames = this.beforeLine(src);
+    return frames?.length === 1 && frames[0].event === 'inv_call' ? frames[0].srcs![0] : undefined;
   }
 
-  /** The statement whose line event follows a line event at `src`, where only one can. */
-  lineAfter(src: string): string | undefined {
-    const at = this.only(src);
-    if (!at || !this.fallsThrough(src)) return undefined;
-    const next = this.codeLineAfter(at.line);
-    return next !== undefined && this.sameBlock(at.line, next) && this.oneLine(next) ? this.source.lines[next - 1] : undefined;
-  }
-
-  /** The statement whose line event came just before a line event at `src`, where only one can. */
-  lineBefore(src: string): string | undefined {
-    const at = this.only(src);
-    if (!at || OWN_FRAME_OR_LOOP.test(src) || !this.oneLine(at.line)) return undefined;
-    const before = this.codeLineBefore(at.line);
-    if (before === undefined || !this.sameBlock(before, at.line)) return undefined;
-    const text = this.source.lines[before - 1];
-    // A comprehension or lambda on that line is a callee of it: the stop before is still that line's.
-    return !COMPOUND.test(text) && this.fallsThrough(text.replace(/\b(for|lambda)\b/g, '')) ? text : undefined;
-  }
-
-  /** The one statement that reads `src`. */
-  private only(src: string): SourceLine | undefined {
+  /** Each statement reading `src` answers; undefined if any cannot. */
+  private union(src: string, answer: (line: number, flow: FunctionFlow) => NextFrame[] | undefined): NextFrame[] | undefined {
+    const body = src.trim().replace(/^for\b/, '');
+    if (OWN_FRAMES.test(body)) return undefined;
     const at = this.source.statements.filter((s) => s.src === src);
-    return at.length === 1 ? at[0] : undefined;
+    if (at.length === 0) return undefined;
+    const merged = new Map<NdlEvent, Set<string> | undefined>();
+    for (const { line } of at) {
+      const flow = this.flowAt(line);
+      const frames = flow?.successors.has(line) ? answer(line, flow) : undefined;
+      if (!frames) return undefined;
+      for (const f of frames) {
+        const seen = merged.get(f.event);
+        if (merged.has(f.event) && seen === undefined) continue;
+        merged.set(f.event, f.srcs === undefined ? undefined : new Set([...(seen ?? []), ...f.srcs]));
+      }
+    }
+    return [...merged].map(([event, srcs]) => ({ event, srcs: srcs && [...srcs] }));
   }
 
-  /**
-   * The statement starting at `line` ends on it. 3.11 stops on the other lines of a statement
-   * over several (and back on its first), so only one-line statements have one stop each.
-   */
-  private oneLine(line: number): boolean {
+  private flowAt(line: number): FunctionFlow | undefined {
     const fn = this.source.functionAt(line);
-    const next = this.codeLineAfter(line);
-    return next === undefined || (fn !== undefined && next > fn.end) || this.starts.has(next);
+    if (!fn || fn.def >= line) return undefined;
+    if (!this.flows.has(fn.def)) {
+      // A decorated function's call event reads the decorator line.
+      const decorated = /^\s*@/.test(this.source.lines[fn.def - 2] ?? '');
+      this.flows.set(fn.def, decorated ? undefined : functionFlow(this.source, fn.def, fn.end));
+    }
+    return this.flows.get(fn.def);
   }
 
-  /** A one-line simple statement that goes on to the next line and opens no frame. */
-  private fallsThrough(text: string): boolean {
-    return !HEADER.test(text) && !COMPOUND.test(text) && !NO_FALL_THROUGH.test(text) && !OWN_FRAME_OR_LOOP.test(text);
-  }
-
-  /** Two statement lines, one right after the other, of the same block of the same function body. */
-  private sameBlock(first: number, second: number): boolean {
-    const fn = this.source.functionAt(first);
-    if (!fn || fn.def >= first || second > fn.end || this.source.functionAt(second) !== fn) return false;
-    if (!this.starts.has(first) || !this.starts.has(second)) return false;
-    return indentOf(this.source.lines[first - 1]) === indentOf(this.source.lines[second - 1]);
-  }
-
-  private codeLineAfter(line: number): number | undefined {
-    for (let n = line + 1; n <= this.source.lines.length; n++) if (isCode(this.source.lines[n - 1])) return n;
-    return undefined;
-  }
-
-  private codeLineBefore(line: number): number | undefined {
-    for (let n = line - 1; n >= 1; n--) if (isCode(this.source.lines[n - 1])) return n;
-    return undefined;
+  private texts(lines: number[]): string[] {
+    return [...new Set(lines.map((n) => this.source.lines[n - 1]))];
   }
 }

@@ -107,6 +107,31 @@ describe('rule baseline', () => {
     expect(answered).toBeGreaterThan(2);
   });
 
+  it("a step where the program's text leaves one line: that line, as inv_line_call where it always calls, never the naive line", async () => {
+    const code = 'def f(xs):\n    ys = [x + 1 for x in xs]\n    m = len(ys)\n    for y in ys:\n        xs.append(y)\n    n = len(xs)\n    return n + m\n';
+    const [trace] = traceInProcess([{ id: 'flow', code, input: '[1, 2]' }]);
+    const seen = new Set<string>();
+    for (const t of makeTasks([trace], ['step_over', 'inv_step_into', 'inv_step_over'], { seed: 1, perProgram: 80 }).tasks) {
+      const from = t.tree.nodes[t.node].src.trim();
+      const p = (await rule.predict(t)).frame;
+      // After a loop body's last line: its header. Back from the line after the loop: its header
+      // (the naive rule says the line above), and after a comprehension: its inv_line_call copy.
+      // (inv_step_into is listed as inv_step_over: the same answers.)
+      if (p && ['xs.append(y)', 'n = len(xs)', 'm = len(ys)'].includes(from)) {
+        seen.add(`${t.action.kind.replace('step_into', 'step_over')}: ${from} -> ${p.event} ${p.src.trim()}`);
+        expect(scorePrediction({ frame: p }, t.truth).src).toBe(true);
+      }
+    }
+    expect([...seen].sort()).toEqual([
+      'inv_step_over: m = len(ys) -> inv_line_call ys = [x + 1 for x in xs]',
+      'inv_step_over: n = len(xs) -> inv_line for y in ys:',
+      'inv_step_over: xs.append(y) -> inv_line for y in ys:',
+      'step_over: m = len(ys) -> line for y in ys:',
+      'step_over: n = len(xs) -> line return n + m',
+      'step_over: xs.append(y) -> line for y in ys:',
+    ]);
+  });
+
   it('never reads the answer: the same prediction when the truth is replaced', async () => {
     for (const t of makeTasks(fixtureTraces(), ALL_ACTIONS, { seed: 2, perProgram: 1 }).tasks) {
       const fake: NextStateTask = { ...t, truth: { exit: 'never' } };

@@ -13,7 +13,8 @@ const PROGRAM = 'def inc(x):\n    y = x + 1\n    return y\n\ndef main():\n    re
 const HEAD = `<|begin_of_text|><|trace_context_start|>${PROGRAM}`;
 const FORWARD = `${HEAD}<|frame_sep|><|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|><|step_into|>`;
 const BREAKPOINT = FORWARD.replace(/<\|step_into\|>$/, '<|breakpoint|>    return y');
-const INVERSE = `${HEAD}<|frame_sep|><|inv_return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|><|inv_step_into|>`;
+// A step back from a call: program-flow decoding leaves it open (every inverse event and exit).
+const INVERSE = `${HEAD}<|frame_sep|><|inv_call_sep|><|src_sep|>def inc(x):<|arg_sep|>{"x": "41"}<|action_sep|><|inv_step_into|>`;
 
 /** True answers of each prompt: every event shape, LOCALS with the elision marker and escapes, VALUE as a string and null. */
 const ANSWERS: Array<[string, string]> = [
@@ -49,38 +50,50 @@ describe('the frame grammar', () => {
     expect(FrameGrammar.forPrompt(tok, 'not NDL', true)).toBeUndefined();
   });
 
-  test("where the program's text leaves one line: the call before a first statement, the line before or after a plain one", () => {
-    const back = (action: string) => `${INVERSE.replace(/<\|inv_step_into\|>$/, '<|inv_step_into|>')}<|frame_sep|><|inv_line_sep|><|src_sep|>    y = x + 1<|arg_sep|>{"x": "41"}<|action_sep|><|${action}|>`;
+  test("where the program's text narrows the answer: the events and lines that can come next", () => {
+    const ids = (text: string) => Array.from(tok.encode(text));
+    const events = (...names: Parameters<typeof eventToken>[0][]) => names.map((e) => id(eventToken(e)));
+    const forwardExits = EXIT_KINDS.filter((k) => k !== 'inv_exit_entry').map((k) => id(exitToken(k)));
+    const RETURN = `${HEAD}<|frame_sep|><|inv_return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|>`;
+    const back = (action: string) => `${RETURN}<|inv_step_over|><|frame_sep|><|inv_line_sep|><|src_sep|>    y = x + 1<|arg_sep|>{"x": "41"}<|action_sep|><|${action}|>`;
     for (const action of ['inv_step_into', 'inv_step_over']) {
       const g = FrameGrammar.forPrompt(tok, back(action), true)!;
-      expect(g.allowed([id(S.frameSep)])).toEqual(new Set([id(eventToken('inv_call'))]));
-      const head = Array.from(tok.encode('<|frame_sep|><|inv_call_sep|><|src_sep|>'));
-      const line = Array.from(tok.encode('def inc(x):'));
+      expect(g.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_call')));
+      const head = ids('<|frame_sep|><|inv_call_sep|><|src_sep|>');
+      const line = ids('def inc(x):');
       // The SRC can only spell the def line; then the model writes the arguments.
       expect(g.allowed(head)!.has(line[0])).toBe(true);
-      expect(g.allowed(head)!.has(Array.from(tok.encode('    y = x + 1'))[0])).toBe(false);
+      expect(g.allowed(head)!.has(ids('    y = x + 1')[0])).toBe(false);
       expect(g.allowed([...head, ...line])).toEqual(new Set([id(S.argSep)]));
       // Without the SRC constraint only the event is decided.
-      expect(FrameGrammar.forPrompt(tok, back(action), false)!.allowed([id(S.frameSep)])).toEqual(new Set([id(eventToken('inv_call'))]));
+      expect(FrameGrammar.forPrompt(tok, back(action), false)!.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_call')));
     }
-    // Back from the second statement: only the line above, as inv_line or inv_line_call.
-    const fromReturn = `${HEAD}<|frame_sep|><|inv_return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|><|inv_step_over|><|frame_sep|><|inv_line_sep|><|src_sep|>    return y<|arg_sep|>{"x": "41", "y": "42"}<|action_sep|><|inv_step_into|>`;
-    const g = FrameGrammar.forPrompt(tok, fromReturn, true)!;
-    expect(g.allowed([id(S.frameSep)])).toEqual(new Set([id(eventToken('inv_line')), id(eventToken('inv_line_call'))]));
-    expect(g.allowed(Array.from(tok.encode('<|frame_sep|><|inv_line_sep|><|src_sep|>')))!.has(Array.from(tok.encode('    return y'))[0])).toBe(false);
-    // Forward from the first statement: a line event may only be at the next line; a call or an exit stays open.
-    const forward = `${HEAD}<|frame_sep|><|call_sep|><|src_sep|>def inc(x):<|arg_sep|>{"x": "41"}<|action_sep|><|step_into|><|frame_sep|><|line_sep|><|arg_sep|>{"x": "41"}<|src_sep|>    y = x + 1<|action_sep|><|step_over|>`;
-    const f = FrameGrammar.forPrompt(tok, forward, true)!;
-    expect(f.allowed([id(S.frameSep)])!.size).toBeGreaterThan(4);
-    const lineSrc = Array.from(tok.encode('<|frame_sep|><|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>'));
-    const next = Array.from(tok.encode('    return y'));
-    expect(f.allowed([...lineSrc, ...next])).toEqual(new Set([id(S.actionSep)]));
+    // Back from a return: its own line. Back from the second statement: the first, which calls nothing.
+    const fromReturn = FrameGrammar.forPrompt(tok, `${RETURN}<|inv_step_into|>`, true)!;
+    expect(fromReturn.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_line')));
+    const inRet = ids('<|frame_sep|><|inv_line_sep|><|src_sep|>');
+    expect([...fromReturn.allowed(inRet)!].every((a) => '    return y'.startsWith(tok.decode([a])))).toBe(true);
+    const second = `${RETURN}<|inv_step_over|><|frame_sep|><|inv_line_sep|><|src_sep|>    return y<|arg_sep|>{"x": "41", "y": "42"}<|action_sep|><|inv_step_into|>`;
+    const g = FrameGrammar.forPrompt(tok, second, true)!;
+    expect(g.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_line')));
+    expect(g.allowed(inRet)!.has(ids('    return y')[0])).toBe(false);
+    // Forward over the first statement: the next line, or an exception there; no call, no return.
+    const CALLED = `${HEAD}<|frame_sep|><|call_sep|><|src_sep|>def inc(x):<|arg_sep|>{"x": "41"}<|action_sep|><|step_into|><|frame_sep|><|line_sep|><|arg_sep|>{"x": "41"}<|src_sep|>    y = x + 1<|action_sep|>`;
+    const f = FrameGrammar.forPrompt(tok, `${CALLED}<|step_over|>`, true)!;
+    expect(f.allowed([id(S.frameSep)])).toEqual(new Set([...events('line', 'exception'), ...forwardExits]));
+    const lineSrc = ids('<|frame_sep|><|line_sep|><|arg_sep|>{"..": ".."}<|src_sep|>');
+    expect(f.allowed([...lineSrc, ...ids('    return y')])).toEqual(new Set([id(S.actionSep)]));
     for (const a of f.allowed(lineSrc)!) expect('    return y'.startsWith(tok.decode([a]))).toBe(true);
-    const exceptionSrc = Array.from(tok.encode('<|frame_sep|><|exception_sep|><|src_sep|>    y'));
-    expect(f.allowed(exceptionSrc)).toBeDefined();
-    // Going back out of the call every inverse event stays open.
-    const out = fromReturn.replace(/<\|inv_step_into\|>$/, '<|inv_step_call|>').replace('    return y<|arg_sep|>{', '    y = x + 1<|arg_sep|>{');
-    expect(FrameGrammar.forPrompt(tok, out, true)!.allowed([id(S.frameSep)])!.size).toBeGreaterThan(2);
+    for (const a of f.allowed(ids('<|frame_sep|><|exception_sep|><|src_sep|>'))!) expect('    y = x + 1'.startsWith(tok.decode([a]))).toBe(true);
+    // Stepping into a line that always calls: the call (or an exception), never the next line.
+    const main = `${HEAD}<|frame_sep|><|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|><|step_into|><|frame_sep|><|line_sep|><|arg_sep|>{}<|src_sep|>    return inc(41)<|action_sep|><|step_into|>`;
+    expect(FrameGrammar.forPrompt(tok, main, true)!.allowed([id(S.frameSep)])).toEqual(new Set([...events('exception', 'call'), ...forwardExits]));
+    // Stepping back over a line's calls lands on the line itself.
+    const overCalls = `${HEAD}<|frame_sep|><|inv_return_sep|><|src_sep|>    return inc(41)<|arg_sep|>"42"<|action_sep|><|inv_step_into|><|frame_sep|><|inv_line_call_sep|><|src_sep|>    return inc(41)<|arg_sep|>{}<|action_sep|><|inv_step_over|>`;
+    expect(FrameGrammar.forPrompt(tok, overCalls, true)!.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_line')));
+    // Back to the call: only the function's inv_call.
+    const out = second.replace(/<\|inv_step_into\|>$/, '<|inv_step_call|>');
+    expect(FrameGrammar.forPrompt(tok, out, true)!.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_call')));
   });
 
   test('accepts every token of true answers, and closes each field only with its own separator where its text is whole', () => {

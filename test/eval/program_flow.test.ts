@@ -1,6 +1,7 @@
-import { ProgramFlow } from '../../src/eval/program_flow';
+import { buildForwardTree, buildInverseTree, nextNode } from '../../src/debugger';
+import type { StateNode } from '../../src/debugger/types';
+import { ProgramFlow, type NextFrame } from '../../src/eval/program_flow';
 import { ProgramSource } from '../../src/eval/session_source';
-import { ALL_ACTIONS, makeTasks } from '../../src/eval/tasks';
 import { traceInProcess } from '../../src/trace/inprocess';
 import { fixtureTraces } from './helpers';
 
@@ -30,77 +31,155 @@ const CODE = [
   '        t = 3',
   '    return t',
   '',
+  'def branch(x):',
+  '    """Which way."""',
+  '    if x > 2:',
+  '        y = 1',
+  '    elif x > 1:',
+  '        y = 2',
+  '    else:',
+  '        y = 3',
+  '    try:',
+  '        z = 10 // (x - 2)',
+  '    except ZeroDivisionError:',
+  '        z = 0',
+  '    for i in range(x):',
+  '        if i == 1:',
+  '            continue',
+  '        if i == 3:',
+  '            break',
+  '        z += i',
+  '    return y + z',
+  '',
+  'def tail(x):',
+  '    if x:',
+  '        x += 1',
+  '',
+  'def spin(n):',
+  '    while True:',
+  '        n -= 1',
+  '        if n < 0:',
+  '            break',
+  '    return n',
+  '',
   'def f(xs):',
-  '    return loop(len(comp(xs))) + spread(xs)',
+  '    tail(0)',
+  '    return loop(len(comp(xs))) + spread(xs) + branch(len(xs)) + plain(1, 2) + spin(2)',
   '',
 ].join('\n');
 
-describe('program flow', () => {
-  const flow = new ProgramFlow(new ProgramSource(CODE));
+const FLOW = new ProgramFlow(new ProgramSource(CODE));
 
-  test('the call before a first statement, the line after and the line before a plain statement', () => {
-    expect(flow.callBefore('    c = a + b')).toBe('def plain(a, b):');
-    expect(flow.callBefore('    return loop(len(comp(xs))) + spread(xs)')).toBe('def f(xs):');
-    expect(flow.lineAfter('    c = a + b')).toBe('    d = c * 2');
-    expect(flow.lineBefore('    d = c * 2')).toBe('    c = a + b');
-    // The line after a comprehension's line is still that line's (the comprehension is its callee).
-    expect(flow.lineBefore('    n = len(ys)')).toBe('    ys = [x * 2 for x in xs]');
-    expect(flow.lineAfter('        n -= 1')).toBe('        m = n');
-    expect(flow.lineBefore('        m = n')).toBe('        n -= 1');
-    expect(flow.lineAfter('    t = plain(total, 1)')).toBe('    if t > 3:');
+/** The answer as `event: src | src` strings, sorted, for readable expectations. */
+function shown(frames: NextFrame[] | undefined): string[] | undefined {
+  return frames?.map((f) => `${f.event}: ${f.srcs ? [...f.srcs].map((s) => s.trim()).sort().join(' | ') : '*'}`).sort();
+}
+
+describe('program flow', () => {
+  test('forward from a line: the lines that can follow, a return or exception at the line itself, a call where it can call', () => {
+    expect(shown(FLOW.afterLine('    c = a + b', true))).toEqual(['exception: c = a + b', 'line: d = c * 2']);
+    expect(shown(FLOW.afterLine('    return d', false))).toEqual(['exception: return d', 'return: return d']);
+    expect(shown(FLOW.afterLine('    while n > 0:', false))).toEqual(['exception: while n > 0:', 'line: k = n | n -= 1']);
+    expect(shown(FLOW.afterLine('        m = n', false))).toEqual(['exception: m = n', 'line: while n > 0:']);
+    // `while True:` never fails its test: only its body follows, and `break` leaves.
+    expect(shown(FLOW.afterLine('    while True:', false))).toEqual(['exception: while True:', 'line: n -= 1']);
+    expect(shown(FLOW.beforeLine('    return n'))).toEqual(['inv_line: break']);
+    expect(shown(FLOW.afterLine('    if x > 2:', false))).toEqual(['exception: if x > 2:', 'line: elif x > 1: | y = 1']);
+    // `else:` runs no line: its body's first statement is the target; each branch goes on to `try:`.
+    expect(shown(FLOW.afterLine('    elif x > 1:', false))).toEqual(['exception: elif x > 1:', 'line: y = 2 | y = 3']);
+    expect(shown(FLOW.afterLine('        y = 1', false))).toEqual(['exception: y = 1', 'line: try:']);
+    // The end of a try body skips its handler; `continue` and a loop body's end go back to the header, `break` out.
+    expect(shown(FLOW.afterLine('        z = 10 // (x - 2)', false))).toEqual(['exception: z = 10 // (x - 2)', 'line: for i in range(x):']);
+    expect(shown(FLOW.afterLine('            continue', false))).toEqual(['exception: continue', 'line: for i in range(x):']);
+    // Two `break`s read the same: the union of where each leaves to.
+    expect(shown(FLOW.afterLine('            break', false))).toEqual(['exception: break', 'line: return n | return y + z']);
+    expect(shown(FLOW.afterLine('        z += i', false))).toEqual(['exception: z += i', 'line: for i in range(x):']);
+    // A test that fails at the end of the body returns from the header's own line.
+    expect(shown(FLOW.afterLine('    if x:', false))).toEqual(['exception: if x:', 'line: x += 1', 'return: if x:']);
+    // Stepping into a line that always calls: the call or an exception. Stepping over it: the line after.
+    expect(shown(FLOW.afterLine('    t = plain(total, 1)', true))).toBeUndefined(); // spread has a statement over two lines
+    const main = '    return loop(len(comp(xs))) + spread(xs) + branch(len(xs)) + plain(1, 2) + spin(2)';
+    expect(shown(FLOW.afterLine('    tail(0)', true))).toEqual(['call: *', 'exception: tail(0)']);
+    expect(shown(FLOW.afterLine('    tail(0)', false))).toEqual(['exception: tail(0)', 'line: ' + main.trim()]);
+    expect(shown(FLOW.afterLine(main, false))).toEqual(['exception: ' + main.trim(), 'return: ' + main.trim()]);
+    // A condition may skip a call: the line after stays open.
+    const maybe = new ProgramFlow(new ProgramSource('def g(x):\n    return x\n\ndef h(x):\n    y = x and g(x)\n    return y\n'));
+    expect(shown(maybe.afterLine('    y = x and g(x)', true))).toEqual(['call: *', 'exception: y = x and g(x)', 'line: return y']);
+  });
+
+  test('backwards from a line: the lines that can come before it, as inv_line_call where they call; the call before a first statement', () => {
+    expect(shown(FLOW.beforeLine('    d = c * 2'))).toEqual(['inv_line: c = a + b']);
+    expect(shown(FLOW.beforeLine('    c = a + b'))).toEqual(['inv_call: def plain(a, b):']);
+    expect(FLOW.callBefore('    c = a + b')).toBe('def plain(a, b):');
+    // A comprehension always runs in a frame of its own: the line before is its inv_line_call copy.
+    expect(shown(FLOW.beforeLine('    n = len(ys)'))).toEqual(['inv_line_call: ys = [x * 2 for x in xs]']);
+    // A loop header is reached from the line before the loop and from the body's end.
+    expect(shown(FLOW.beforeLine('    while n > 0:'))).toEqual(['inv_call: def loop(n):', 'inv_line: m = n']);
+    expect(FLOW.callBefore('    while n > 0:')).toBeUndefined();
+    expect(shown(FLOW.beforeLine('    k = n'))).toEqual(['inv_line: while n > 0:']);
+    expect(shown(FLOW.beforeLine('    try:'))).toEqual(['inv_line: y = 1 | y = 2 | y = 3']);
+    expect(shown(FLOW.beforeLine('    return y + z'))).toEqual(['inv_line: break | for i in range(x):']);
+    // The docstring runs nothing: the first statement is the `if`.
+    expect(FLOW.callBefore('    if x > 2:')).toBe('def branch(x):');
+    // Back from a return: its own line.
+    expect(shown(FLOW.beforeReturn('    return d'))).toEqual(['inv_line: return d']);
+    expect(shown(FLOW.beforeReturn('    if x:'))).toEqual(['inv_line: if x:']);
+    expect(FLOW.beforeReturn('    c = a + b')).toBeUndefined();
+  });
+
+  test("step_return: the function's return or an exception at one of its lines; inv_step_call: its call", () => {
+    const lines = ['c = a + b', 'd = c * 2', 'return d'].join(' | ');
+    expect(shown(FLOW.returnFrom('    d = c * 2'))).toEqual([`exception: ${lines}`, `return: ${lines}`]);
+    expect(shown(FLOW.callOf('    d = c * 2'))).toEqual(['inv_call: def plain(a, b):']);
+    expect(shown(FLOW.callOf('    return y + z'))).toEqual(['inv_call: def branch(x):']);
+    expect(FLOW.returnFrom('    ys = [x * 2 for x in xs]')).toBeUndefined();
   });
 
   test('no answer where the text does not settle it', () => {
-    // A comprehension's own frame has lines with the same text; a loop header comes back to itself.
-    expect(flow.callBefore('    ys = [x * 2 for x in xs]')).toBeUndefined();
-    expect(flow.lineAfter('    ys = [x * 2 for x in xs]')).toBeUndefined();
-    expect(flow.callBefore('    while n > 0:')).toBeUndefined();
-    // A loop's last line goes back to its header or out; a line after a block has two ways in.
-    expect(flow.lineAfter('        m = n')).toBeUndefined();
-    expect(flow.lineBefore('    k = n')).toBeUndefined();
-    expect(flow.lineBefore('    return t')).toBeUndefined();
-    // A block header's next line depends on its test; a return does not go on.
-    expect(flow.lineAfter('    if t > 3:')).toBeUndefined();
-    expect(flow.lineAfter('    d = c * 2')).toBe('    return d');
-    expect(flow.lineAfter('    return d')).toBeUndefined();
-    expect(flow.lineBefore('        t = 3')).toBeUndefined();
-    // A statement over two lines may stop on its second first.
-    expect(flow.callBefore('    total = sum(')).toBeUndefined();
-    expect(flow.lineBefore('    t = plain(total, 1)')).toBeUndefined();
-    // The first statement's line before is the call (callBefore), not a line.
-    expect(flow.lineBefore('    c = a + b')).toBeUndefined();
-    // Decorated: the call's SRC is the decorator line. A docstring runs no line.
+    // A comprehension's own frame has line events with the same text.
+    expect(FLOW.afterLine('    ys = [x * 2 for x in xs]', true)).toBeUndefined();
+    expect(FLOW.beforeLine('    ys = [x * 2 for x in xs]')).toBeUndefined();
+    // An except header is reached from an exception, not a line.
+    expect(FLOW.beforeLine('    except ZeroDivisionError:')).toBeUndefined();
+    // A statement over two lines stops on its second line too: its function gets no graph.
+    expect(FLOW.callBefore('    total = sum(')).toBeUndefined();
+    expect(FLOW.beforeLine('    return t')).toBeUndefined();
+    // Decorated: the call's SRC is the decorator line. `with` runs code at its header on the way out.
     expect(new ProgramFlow(new ProgramSource('def d(f):\n    return f\n\n@d\ndef g(x):\n    return x\n')).callBefore('    return x')).toBeUndefined();
-    expect(new ProgramFlow(new ProgramSource('def g(x):\n    """Doc."""\n    y = x\n    return y\n')).callBefore('    y = x')).toBe('def g(x):');
-    // Two statements that read the same.
-    expect(new ProgramFlow(new ProgramSource('def g(x):\n    x += 1\n    x += 1\n    return x\n')).lineAfter('    x += 1')).toBeUndefined();
+    const withBlock = new ProgramFlow(new ProgramSource('def g(p):\n    with open(p) as h:\n        t = h.read()\n    return t\n'));
+    expect(withBlock.afterLine('        t = h.read()', false)).toBeUndefined();
+    // Two statements that read the same: the union of their answers.
+    const twice = new ProgramFlow(new ProgramSource('def g(x):\n    x += 1\n    x += 1\n    return x\n'));
+    expect(shown(twice.afterLine('    x += 1', false))).toEqual(['exception: x += 1', 'line: return x | x += 1']);
   });
 
-  test('Python agrees: every answer is the line (or call) the real run stops on next', () => {
-    const [trace] = traceInProcess([{ id: 'flow', code: CODE, input: '[1, 2, 3]' }]);
-    const traces = [trace, ...fixtureTraces()];
-    const fired = { callBefore: 0, lineBefore: 0, lineAfter: 0 };
-    for (const t of makeTasks(traces, ALL_ACTIONS.filter((a) => /^(inv_)?step_(into|over)$/.test(a)), { seed: 3, perProgram: 30 }).tasks) {
-      const node = t.tree.nodes[t.node];
-      const rules = new ProgramFlow(new ProgramSource(t.tree.context ?? ''));
-      const truth = t.truth.frame;
-      if (t.tree.direction === 'inverse' && node.event === 'inv_line') {
-        const call = rules.callBefore(node.src);
-        const before = rules.lineBefore(node.src);
-        if (call !== undefined) {
-          fired.callBefore++;
-          expect([node.src, truth?.event, truth?.src]).toEqual([node.src, 'inv_call', call]);
-        } else if (before !== undefined) {
-          fired.lineBefore++;
-          expect([node.src, truth?.event === 'inv_line' || truth?.event === 'inv_line_call', truth?.src]).toEqual([node.src, true, before]);
-        }
-      } else if (t.tree.direction === 'forward' && node.event === 'line') {
-        const after = rules.lineAfter(node.src);
-        if (after === undefined || truth?.event !== 'line') continue;
-        fired.lineAfter++;
-        expect([node.src, truth.src]).toEqual([node.src, after]);
+  test('Python agrees: from every stop of every run, each action lands on an event and line the rules allow', () => {
+    const traces = traceInProcess(['[1, 2, 3, 4]', '[1, 2]'].map((input, k) => ({ id: `flow-${k}`, code: CODE, input })));
+    const fired: Record<string, number> = {};
+    for (const t of [...traces, ...fixtureTraces()]) {
+      for (const tree of [buildForwardTree(t), buildInverseTree(t)]) {
+        const flow = new ProgramFlow(new ProgramSource(tree.context ?? ''));
+        const answerFor = (node: StateNode, kind: string): NextFrame[] | undefined => {
+          if (kind === 'step_return') return node.event === 'line' ? flow.returnFrom(node.src) : undefined;
+          if (kind === 'inv_step_call') return node.event === 'inv_call' || node.event === 'inv_exception' ? undefined : flow.callOf(node.src);
+          if (node.event === 'line') return flow.afterLine(node.src, kind === 'step_into');
+          if (node.event === 'inv_line') return flow.beforeLine(node.src);
+          return node.event === 'inv_return' ? flow.beforeReturn(node.src) : undefined;
+        };
+        tree.nodes.forEach((node, i) => {
+          for (const kind of tree.direction === 'forward' ? ['step_into', 'step_over', 'step_return'] : ['inv_step_into', 'inv_step_over', 'inv_step_call']) {
+            const answer = answerFor(node, kind);
+            if (!answer) continue;
+            fired[`${kind} from ${node.event}`] = (fired[`${kind} from ${node.event}`] ?? 0) + 1;
+            const next = tree.nodes[nextNode(tree, i, { kind } as Parameters<typeof nextNode>[2])];
+            const allowed = next !== undefined && answer.some((a) => a.event === next.event && (!a.srcs || a.srcs.includes(next.src)));
+            expect([t.id, kind, node.src, next?.event, next?.src, allowed]).toEqual([t.id, kind, node.src, next?.event, next?.src, true]);
+          }
+        });
       }
     }
-    for (const n of Object.values(fired)) expect(n).toBeGreaterThan(2);
+    for (const key of ['step_into from line', 'step_over from line', 'step_return from line', 'inv_step_into from inv_line', 'inv_step_over from inv_return', 'inv_step_call from inv_line']) {
+      expect([key, fired[key] > 10]).toEqual([key, true]);
+    }
   });
 });
