@@ -177,7 +177,10 @@ function code(text: string): string {
       out += c;
       continue;
     }
-    const formatted = /[fF][rRbB]?$|[rRbB][fF]$/.test(text.slice(Math.max(0, i - 2), i));
+    // The string's prefix (r, b, f, ...) is no name.
+    const prefix = /(?<!\w)[rRbBuUfF]{1,2}$/.exec(out)?.[0] ?? '';
+    const formatted = /[fF]/.test(prefix);
+    out = out.slice(0, out.length - prefix.length);
     const quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
     let j = i + quote.length;
     while (j < text.length && !text.startsWith(quote, j)) j += text[j] === '\\' ? 2 : 1;

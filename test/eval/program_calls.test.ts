@@ -85,3 +85,50 @@ describe('ProgramCalls.canStepOver (which lines cannot run a breakpoint target)'
     expect(nonRecursive.canStepOver('    total += helper(n)', '    not in the program')).toBe(false);
   });
 });
+
+describe('ProgramCalls.callsOn (whether a line opens traced frames each time it runs)', () => {
+  const NO_CLASS = `def helper(x):
+    return x * 2
+
+def gen(xs):
+    for v in xs:
+        yield v
+
+def f(xs, op):
+    return xs
+`;
+  const calls = new ProgramCalls(NO_CLASS);
+
+  test('always: a program function called directly, a list comprehension, a generator expression a builtin iterates', () => {
+    expect(calls.callsOn('    y = helper(3)')).toBe('always');
+    expect(calls.callsOn('    if helper(3) > 2:')).toBe('always');
+    expect(calls.callsOn('    ys = [v + 1 for v in xs if v > 0]')).toBe('always');
+    expect(calls.callsOn('    n = sum(v for v in xs)')).toBe('always');
+    expect(calls.callsOn("    s = ''.join(c for c in t)")).toBe('always');
+    // Two comprehensions as the arguments of one call: each runs.
+    expect(calls.callsOn('    k = helper([a for a in xs], {b: 1 for b in xs})')).toBe('always');
+  });
+
+  test('maybe: a call a condition may skip, a for header, a generator, a function value, a class anywhere', () => {
+    expect(calls.callsOn('    y = x and helper(x)')).toBe('maybe');
+    expect(calls.callsOn('    y = helper(x) if x else 0')).toBe('maybe');
+    expect(calls.callsOn('    for v in helper(xs):')).toBe('maybe');
+    expect(calls.callsOn('    it = gen(xs)')).toBe('maybe');
+    expect(calls.callsOn('    it = (v for v in xs)')).toBe('maybe');
+    expect(calls.callsOn('    ys = sorted(xs, key=helper)')).toBe('maybe');
+    expect(calls.callsOn('    ys = op(xs)')).toBe('maybe'); // a parameter may hold the caller's lambda
+    expect(calls.callsOn('    ys = sorted(xs, key=len)')).toBe('maybe');
+    expect(calls.callsOn('    ys = list(map(str, xs))')).toBe('maybe');
+    expect(new ProgramCalls(`class A:\n    pass\n\n${NO_CLASS}`).callsOn('    y = x + 1')).toBe('maybe');
+  });
+
+  test('none: builtins and methods only, strings that only mention a function', () => {
+    expect(calls.callsOn('    y = len(xs) + 1')).toBe('none');
+    expect(calls.callsOn('    xs.append(y)')).toBe('none');
+    expect(calls.callsOn("    s = 'helper(3)'")).toBe('none');
+    expect(calls.callsOn('    for v in xs:')).toBe('none');
+    expect(calls.callsOn('    def inner(a):')).toBe('none');
+    // An f-string's fields are code.
+    expect(calls.callsOn("    s = f'{helper(3)}'")).toBe('always');
+  });
+});
