@@ -1,4 +1,4 @@
-import { ProgramCalls } from '../../src/eval/program_calls';
+import { ProgramCalls, type LineCalls } from '../../src/eval/program_calls';
 
 const PROGRAM = `class Counter:
     def __init__(self, k):
@@ -99,36 +99,35 @@ def f(xs, op):
 `;
   const calls = new ProgramCalls(NO_CLASS);
 
-  test('always: a program function called directly, a list comprehension, a generator expression a builtin iterates', () => {
-    expect(calls.callsOn('    y = helper(3)')).toBe('always');
-    expect(calls.callsOn('    if helper(3) > 2:')).toBe('always');
-    expect(calls.callsOn('    ys = [v + 1 for v in xs if v > 0]')).toBe('always');
-    expect(calls.callsOn('    n = sum(v for v in xs)')).toBe('always');
-    expect(calls.callsOn("    s = ''.join(c for c in t)")).toBe('always');
-    // Two comprehensions as the arguments of one call: each runs.
-    expect(calls.callsOn('    k = helper([a for a in xs], {b: 1 for b in xs})')).toBe('always');
+  const CASES: Array<[string, LineCalls, string]> = [
+    ['    y = helper(3)', 'always', 'a program function called directly'],
+    ['    if helper(3) > 2:', 'always', 'in a header whose test always runs'],
+    ['    ys = [v + 1 for v in xs if v > 0]', 'always', 'a list comprehension runs its frame even when empty'],
+    ['    n = sum(v for v in xs)', 'always', 'a generator expression a builtin iterates'],
+    ["    s = ''.join(c for c in t)", 'always', 'the same through a method'],
+    ['    k = helper([a for a in xs], {b: 1 for b in xs})', 'always', 'two comprehensions as the arguments of one call'],
+    ["    s = f'{helper(3)}'", 'always', "an f-string's fields are code (and its prefix is no name)"],
+    ['    y = x and helper(x)', 'maybe', 'a condition may skip the call'],
+    ['    y = helper(x) if x else 0', 'maybe', 'a conditional expression'],
+    ['    for v in helper(xs):', 'maybe', 'a for header calls on its first pass only'],
+    ['    it = gen(xs)', 'maybe', 'a generator function runs no frame until iterated'],
+    ['    it = (v for v in xs)', 'maybe', 'nor does a generator expression nobody iterates'],
+    ['    ys = sorted(xs, key=helper)', 'maybe', 'a function passed as a value'],
+    ['    ys = op(xs)', 'maybe', "a parameter may hold the caller's lambda"],
+    ['    ys = sorted(xs, key=len)', 'maybe', 'a key may be a function value'],
+    ['    ys = list(map(str, xs))', 'maybe', 'map calls what it is given'],
+    ['    y = len(xs) + 1', 'none', 'builtins only'],
+    ['    xs.append(y)', 'none', 'methods only'],
+    ["    s = 'helper(3)'", 'none', 'a string that only mentions a function'],
+    ['    for v in xs:', 'none', 'a loop over a value'],
+    ['    def inner(a):', 'none', 'a nested def binds a name'],
+  ];
+
+  test.each(CASES)('%s: %s (%s)', (line, expected) => {
+    expect(calls.callsOn(line)).toBe(expected);
   });
 
-  test('maybe: a call a condition may skip, a for header, a generator, a function value, a class anywhere', () => {
-    expect(calls.callsOn('    y = x and helper(x)')).toBe('maybe');
-    expect(calls.callsOn('    y = helper(x) if x else 0')).toBe('maybe');
-    expect(calls.callsOn('    for v in helper(xs):')).toBe('maybe');
-    expect(calls.callsOn('    it = gen(xs)')).toBe('maybe');
-    expect(calls.callsOn('    it = (v for v in xs)')).toBe('maybe');
-    expect(calls.callsOn('    ys = sorted(xs, key=helper)')).toBe('maybe');
-    expect(calls.callsOn('    ys = op(xs)')).toBe('maybe'); // a parameter may hold the caller's lambda
-    expect(calls.callsOn('    ys = sorted(xs, key=len)')).toBe('maybe');
-    expect(calls.callsOn('    ys = list(map(str, xs))')).toBe('maybe');
+  test('a program with a class: maybe everywhere (its methods run behind operators)', () => {
     expect(new ProgramCalls(`class A:\n    pass\n\n${NO_CLASS}`).callsOn('    y = x + 1')).toBe('maybe');
-  });
-
-  test('none: builtins and methods only, strings that only mention a function', () => {
-    expect(calls.callsOn('    y = len(xs) + 1')).toBe('none');
-    expect(calls.callsOn('    xs.append(y)')).toBe('none');
-    expect(calls.callsOn("    s = 'helper(3)'")).toBe('none');
-    expect(calls.callsOn('    for v in xs:')).toBe('none');
-    expect(calls.callsOn('    def inner(a):')).toBe('none');
-    // An f-string's fields are code.
-    expect(calls.callsOn("    s = f'{helper(3)}'")).toBe('always');
   });
 });
