@@ -54,9 +54,11 @@ export class ProgramFlow {
       if (/^\s*except\b/.test(src)) return undefined; // reached from an exception, not a line
       const before = [...flow.successors].filter(([, next]) => next.has(line)).map(([p]) => p);
       const frames: NextFrame[] = [];
-      const calling = (c: 'none' | 'always') => this.texts(before.filter((p) => this.calls.callsOn(this.source.lines[p - 1]) !== c));
-      if (calling('always').length > 0) frames.push({ event: 'inv_line', srcs: calling('always') });
-      if (calling('none').length > 0) frames.push({ event: 'inv_line_call', srcs: calling('none') });
+      const calls = before.map((p) => ({ p, calls: this.calls.callsOn(this.source.lines[p - 1]) }));
+      const mayNotCall = this.texts(calls.filter((c) => c.calls !== 'always').map((c) => c.p));
+      const mayCall = this.texts(calls.filter((c) => c.calls !== 'none').map((c) => c.p));
+      if (mayNotCall.length > 0) frames.push({ event: 'inv_line', srcs: mayNotCall });
+      if (mayCall.length > 0) frames.push({ event: 'inv_line_call', srcs: mayCall });
       if (line === flow.entry) frames.push({ event: 'inv_call', srcs: [this.source.lines[flow.def - 1]] });
       return frames.length > 0 ? frames : undefined;
     });
