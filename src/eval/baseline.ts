@@ -17,7 +17,7 @@ import type { ExitKind, NdlEvent } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
 import { parseDocument } from '../ndl/parse';
 import { ProgramFlow } from './program_flow';
-import { ProgramSource, splitParams } from './session_source';
+import { parameterNames, ProgramSource } from './session_source';
 import type { FramePredictor, NextStateTask, Outcome, Prediction } from './types';
 
 function statementLines(tree: StateTree): Array<{ line: number; src: string }> {
@@ -74,15 +74,6 @@ export function visibleLocals(task: NextStateTask, source: ProgramSource): Recor
     if (here && lines.some((l) => source.functionAt(l)?.def === here.def)) return f.locals;
   }
   return {};
-}
-
-/** Parameter names of a `def` line, in order (`*args` → `args`); [] when it cannot be read. */
-export function paramNames(defLine: string): string[] {
-  const m = /^\s*(?:async\s+)?def\s+[A-Za-z_]\w*\s*\((.*)\)\s*(->.*)?:\s*(#.*)?$/.exec(defLine);
-  if (!m) return [];
-  return splitParams(m[1])
-    .map((raw) => raw.split(/[:=]/)[0].trim().replace(/^\*\*?/, '').trim())
-    .filter((p) => p !== '' && p !== '/' && p !== '*');
 }
 
 /** A return expression's value if the prompt shows it: a local's repr, a plain literal, `None` for a bare return. */
@@ -155,7 +146,7 @@ function invStepCallRule(c: RuleContext): Outcome {
   const fn = c.source.functionAt(c.node.line);
   if (!fn) return { frame: baselineFrame(c.task.tree, c.task.node) };
   const defLine = c.source.lines[fn.def - 1];
-  const params = paramNames(defLine);
+  const params = parameterNames(defLine) ?? [];
   const visible = c.locals();
   const args: Record<string, string> = {};
   for (const p of params) if (visible[p] !== undefined) args[p] = visible[p];

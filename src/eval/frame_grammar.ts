@@ -17,17 +17,21 @@
  * (or an exception) at one of its own lines; an inv_step_call, the function's call.
  *
  * LOCALS and VALUE must stay a prefix of the NDL JSON the parser accepts (json_prefix.ts: an object of distinct string-valued keys, or a string or
- * null) and close only when whole. SRC is constrained to the program's lines as before
+ * null) and close only when whole; LOCALS keys stay among the names the program's text allows
+ * that frame (local_names.ts: a call frame's parameters, a step's changed variables). SRC is constrained to the program's lines as before
  * (src_constraint.ts), or free text when SRC is decoded freely. What the model chooses (which
  * event, which line, which values) is untouched: on the validation split 4% of its answers,
  * 14–16% of those after breakpoint and inv_step_call, did not parse before (docs/eval.md,
  * "Decoding: the frame grammar").
  */
 import { showsValue } from '../debugger';
-import { JsonPrefix, type JsonShape } from '../ndl/json_prefix';
+import { JsonPrefix, type JsonShape, type KeyRule } from '../ndl/json_prefix';
 import { parseDocument } from '../ndl/parse';
+import type { ParsedFrame } from '../ndl/types';
 import { EXIT_KINDS, eventToken, exitToken, FORWARD_EVENTS, INVERSE_EVENTS, STRUCTURE_TOKENS as S, type ExitKind, type NdlEvent } from '../ndl/tokens';
 import type { TextTokenizer } from '../tokenizer/types';
+import { LocalNames } from './local_names';
+import type { ProgramCalls } from './program_calls';
 import { ProgramFlow, type NextFrame } from './program_flow';
 import { ProgramSource } from './session_source';
 import { SrcConstraint } from './src_constraint';
@@ -50,6 +54,8 @@ interface GrammarVocabulary extends TokenBytes {
   stringSafe: number[];
   /** The other text ids, checked one by one inside strings. */
   stringRisky: number[];
+  /** Text ids by their first byte. */
+  textIdsByFirstByte: Map<number, number[]>;
   /** Field id sets by a key naming them, so that equal sets are built once. */
   sets: Map<string, ReadonlySet<number>>;
 }
@@ -71,10 +77,23 @@ function vocabularyOf(tok: TextTokenizer): GrammarVocabulary {
     eventById: new Map([...FORWARD_EVENTS, ...INVERSE_EVENTS].map((e) => [id(eventToken(e)), e])),
     stringSafe: base.textIds.filter((i) => safe(base.bytes[i]!)),
     stringRisky: base.textIds.filter((i) => !safe(base.bytes[i]!)),
+    textIdsByFirstByte: byFirstByte(base),
     sets: new Map(),
   };
   vocabularies.set(tok, v);
   return v;
+}
+
+function byFirstByte(base: TokenBytes): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  for (const id of base.textIds) {
+    const first = base.bytes[id]![0];
+    if (first === undefined) continue;
+    const ids = out.get(first);
+    if (ids) ids.push(id);
+    else out.set(first, [id]);
+  }
+  return out;
 }
 
 /** The set named `key`, built by `make` the first time. */
@@ -87,6 +106,12 @@ function cachedSet(v: GrammarVocabulary, key: string, make: () => Iterable<numbe
   }
   return set;
 }
+
+/**
+ * The keys a LOCALS field may hold, for a frame with `event` whose SRC is `src` (undefined for a
+ * line event, whose LOCALS come before its SRC); undefined: any.
+ */
+export type KeysOf = (event: NdlEvent, src: string | undefined) => KeyRule | undefined;
 
 /** One field of the frame: what opens it, what closes it, and how its text is checked. */
 interface Field {
@@ -101,12 +126,13 @@ export class FrameGrammar {
 
   /**
    * `frames`: each event the answer may open with, and the constraint on its SRC (undefined:
-   * free text); `exits`: the exits it may be instead.
+   * free text); `exits`: the exits it may be instead; `keysOf`: the names its LOCALS may hold.
    */
   constructor(
     tok: TextTokenizer,
     private readonly frames: ReadonlyMap<NdlEvent, SrcConstraint | undefined>,
     exits: readonly ExitKind[],
+    private readonly keysOf: KeysOf = () => undefined,
   ) {
     this.vocab = vocabularyOf(tok);
     const id = (token: string) => specialId(tok, token, 'frame grammar');
@@ -123,14 +149,26 @@ export class FrameGrammar {
     if (doc.error || !doc.direction || !last?.action) return undefined;
     const program = constrainSrc ? SrcConstraint.forDocument(tok, doc) : undefined;
     const forward = doc.direction === 'forward';
+    const source = new ProgramSource(doc.context);
+    const names = new LocalNames(source);
+    const srcOf = (srcs: readonly string[] | undefined) => (constrainSrc && srcs ? new SrcConstraint(tok, srcs) : program);
+    const flow = new ProgramFlow(source);
+    const step = stepDelta(names, flow.calls, last);
+    // A line event's LOCALS come before its SRC: its keys are those of every line it may stop at.
+    const keysOf = (lineSrcs: readonly string[] | undefined): KeysOf => {
+      const lineKeys = lineSrcs && names.forFrame('line', lineSrcs);
+      return (event, src) => step?.(event, src) ?? (src !== undefined ? names.forFrame(event, [src]) : lineKeys);
+    };
     // Where the program's text narrows what comes next, the answer stays inside it (program_flow.ts).
-    const next = flowAfter(new ProgramFlow(new ProgramSource(doc.context)), last.action.kind, last.event, last.src);
+    const next = flowAfter(flow, last.action.kind, last.event, last.src);
     if (next) {
-      const srcOf = (srcs: readonly string[] | undefined) => (constrainSrc && srcs ? new SrcConstraint(tok, srcs) : program);
-      return new FrameGrammar(tok, new Map(next.map((f) => [f.event, srcOf(f.srcs)])), forward ? FORWARD_EXITS : []);
+      const frames = new Map(next.map((f) => [f.event, srcOf(f.srcs)]));
+      return new FrameGrammar(tok, frames, forward ? FORWARD_EXITS : [], keysOf(next.find((f) => f.event === 'line')?.srcs));
     }
-    const events: readonly NdlEvent[] = last.action.kind === 'breakpoint' ? ['line'] : forward ? FORWARD_EVENTS : INVERSE_EVENTS;
-    return new FrameGrammar(tok, new Map(events.map((e) => [e, program])), forward ? FORWARD_EXITS : INVERSE_EXITS);
+    const target = last.action.kind === 'breakpoint' ? last.action.target : undefined;
+    if (target !== undefined) return new FrameGrammar(tok, new Map([['line', srcOf([target])]]), FORWARD_EXITS, keysOf([target]));
+    const events: readonly NdlEvent[] = forward ? FORWARD_EVENTS : INVERSE_EVENTS;
+    return new FrameGrammar(tok, new Map(events.map((e) => [e, program])), forward ? FORWARD_EXITS : INVERSE_EXITS, keysOf(undefined));
   }
 
   /**
@@ -157,13 +195,18 @@ export class FrameGrammar {
             { kind: value, opener: v.argSep, closer: v.actionSep },
           ];
     let at = 2;
+    let src: string | undefined;
     for (const field of fields) {
       if (at === generated.length) return cachedSet(v, `only ${field.opener}`, () => [field.opener]);
       if (generated[at] !== field.opener) return undefined;
       let end = at + 1;
       while (end < generated.length && v.bytes[generated[end]]) end++;
-      if (end === generated.length) return this.inField(field, generated, at + 1, this.frames.get(event));
+      if (end === generated.length) {
+        const keys = field.kind === 'locals' ? this.keysOf(event, src) : undefined;
+        return this.inField(field, generated, at + 1, this.frames.get(event), keys);
+      }
       if (generated[end] !== field.closer) return undefined;
+      if (field.kind === 'src') src = Buffer.concat(generated.slice(at + 1, end).map((i) => v.bytes[i]!)).toString('utf8');
       at = end;
     }
     // The frame is closed by <|action_sep|>, a stop token: nothing follows it.
@@ -171,17 +214,23 @@ export class FrameGrammar {
   }
 
   /** Inside an open field whose text is generated[start..]. */
-  private inField(field: Field, generated: readonly number[], start: number, src: SrcConstraint | undefined): ReadonlySet<number> | undefined {
+  private inField(field: Field, generated: readonly number[], start: number, src: SrcConstraint | undefined, keys: KeyRule | undefined): ReadonlySet<number> | undefined {
     const v = this.vocab;
     if (field.kind === 'src') {
       const constrained = src?.allowed(generated, field.closer);
       return constrained ?? cachedSet(v, `text+${field.closer}`, () => [...v.textIds, field.closer]);
     }
-    const json = new JsonPrefix(field.kind);
+    const json = new JsonPrefix(field.kind, keys);
     for (let i = start; i < generated.length; i++) json.push(v.bytes[generated[i]]!);
     if (json.invalid) return undefined;
     if (json.complete) return cachedSet(v, `only ${field.closer}`, () => [field.closer]);
     const fits = (ids: number[]) => ids.filter((id) => json.clone().push(v.bytes[id]!));
+    const keyBytes = json.nextKeyBytes;
+    if (keyBytes) {
+      // Inside a limited key only tokens that open with a byte some name allows next can fit.
+      const ids = fits([...keyBytes].flatMap((b) => v.textIdsByFirstByte.get(b) ?? []));
+      return ids.length ? new Set(ids) : undefined;
+    }
     if (!json.inPlainString) {
       const ids = fits(v.textIds);
       return ids.length ? new Set(ids) : undefined;
@@ -189,6 +238,31 @@ export class FrameGrammar {
     const risky = fits(v.stringRisky);
     return cachedSet(v, `string+${risky.join(',')}`, () => [...v.stringSafe, ...risky]);
   }
+}
+
+/**
+ * Where the answer's LOCALS is a delta against the stop's own locals (spec §3) over one line that
+ * made no traced call, the rule for its keys (LocalNames.forStep): forward, a line event after a
+ * step_into from a line (the line ran alone) or after a step_over from a line that calls nothing;
+ * backwards, an `inv_line` after an inverse step from a line (an `inv_line` made no call: the line
+ * it names is the one that ran). Undefined where the stop's locals are not known exactly.
+ */
+function stepDelta(names: LocalNames, calls: ProgramCalls, last: ParsedFrame): KeysOf | undefined {
+  const { action, locals } = last;
+  if (!action || !locals || !last.exact) return undefined;
+  if (last.event === 'line' && (action.kind === 'step_into' || (action.kind === 'step_over' && calls.callsOn(last.src) === 'none'))) {
+    const rule = names.forStep(last.src, locals);
+    return (event) => (event === 'line' ? rule : undefined);
+  }
+  if ((last.event === 'inv_line' || last.event === 'inv_line_call') && (action.kind === 'inv_step_into' || action.kind === 'inv_step_over')) {
+    const bySrc = new Map<string, KeyRule>();
+    return (event, src) => {
+      if (event !== 'inv_line' || src === undefined) return undefined;
+      if (!bySrc.has(src)) bySrc.set(src, names.forStep(src, locals));
+      return bySrc.get(src);
+    };
+  }
+  return undefined;
 }
 
 /** What the program's text says can follow `action` from a stop with `event` at `src`. */

@@ -27,7 +27,8 @@ export interface NextFrame {
 const OWN_FRAMES = /\b(for|lambda|yield)\b/;
 
 export class ProgramFlow {
-  private readonly calls: ProgramCalls;
+  /** Whether each line calls (program_calls.ts), read once per program. */
+  readonly calls: ProgramCalls;
   private readonly flows = new Map<number, FunctionFlow | undefined>();
 
   constructor(private readonly source: ProgramSource) {

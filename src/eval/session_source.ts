@@ -40,6 +40,17 @@ export class ProgramSource {
     return best;
   }
 
+  /** Whether the function whose header is at `def` sits inside another function's body. */
+  isNested(def: number): boolean {
+    return this.functions.some((f) => f.def < def && def <= f.end);
+  }
+
+  /** The lines `def`..`end` of the function whose header or body holds `line`, innermost; undefined outside any. */
+  functionText(line: number): string | undefined {
+    const f = this.functionAt(line);
+    return f && this.lines.slice(f.def - 1, f.end).join('\n');
+  }
+
   /**
    * Where a frame with SRC `src` is. The SRC text alone can be ambiguous (`fruits.pop()` twice in
    * one function, `for c in s:` in two): then lines in the same function as the previous stop
@@ -159,32 +170,58 @@ export function splitParams(text: string): string[] {
   return out;
 }
 
+/** One parameter of a `def` line: its name and its star (`*args`, `**kwargs`), keyword-only or not. */
+interface Parameter {
+  name: string;
+  star: '' | '*' | '**';
+  keywordOnly: boolean;
+}
+
+/** The `def` line's name and parameters in the order written; undefined when the line is no whole `def` header. */
+function signature(defLine: string): { name: string; params: Parameter[] } | undefined {
+  const m = /^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*)\)\s*(->.*)?:\s*(#.*)?$/.exec(defLine);
+  if (!m) return undefined;
+  const params: Parameter[] = [];
+  let keywordOnly = false;
+  for (const raw of splitParams(m[2])) {
+    const p = raw.split(/[:=]/)[0].trim();
+    if (p === '/') continue;
+    if (p === '*') {
+      keywordOnly = true;
+      continue;
+    }
+    const star = (/^\*\*?/.exec(p)?.[0] ?? '') as Parameter['star'];
+    params.push({ name: p.slice(star.length).trim(), star, keywordOnly });
+    if (star === '*') keywordOnly = true;
+  }
+  return { name: m[1], params };
+}
+
+/**
+ * The names a call frame's locals hold, in Python's order (the code object's: positional, then
+ * keyword-only, then `*args`, then `**kwargs`); undefined when the def line cannot be read.
+ */
+export function parameterNames(defLine: string): string[] | undefined {
+  const params = signature(defLine)?.params;
+  if (!params) return undefined;
+  const plain = params.filter((p) => p.star === '');
+  return [...plain.filter((p) => !p.keywordOnly), ...plain.filter((p) => p.keywordOnly), ...params.filter((p) => p.star === '*'), ...params.filter((p) => p.star === '**')].map((p) => p.name);
+}
+
 /**
  * The call an inv_call frame's arguments stand for, e.g. `count('berry', 'r')`, read from the
  * `def` line's signature (positional, `*args`, keyword-only, `**kwargs`). Undefined when the
  * def line cannot be read or an argument is missing from the locals.
  */
 export function rebuildCall(defLine: string, args: Record<string, string>): string | undefined {
-  const m = /^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*)\)\s*(->.*)?:\s*(#.*)?$/.exec(defLine);
-  if (!m) return undefined;
+  const sig = signature(defLine);
+  if (!sig) return undefined;
   const parts: string[] = [];
-  let keywordOnly = false;
-  for (const raw of splitParams(m[2])) {
-    const p = raw.split(/[:=]/)[0].trim();
-    if (p === '/' ) continue;
-    if (p === '*') {
-      keywordOnly = true;
-      continue;
-    }
-    const star = /^\*\*?/.exec(p)?.[0] ?? '';
-    const name = p.slice(star.length).trim();
+  for (const { name, star, keywordOnly } of sig.params) {
     const value = args[name];
     if (value === undefined) return undefined;
-    if (star === '*') {
-      parts.push(`*${value}`);
-      keywordOnly = true;
-    } else if (star === '**') parts.push(`**${value}`);
+    if (star !== '') parts.push(`${star}${value}`);
     else parts.push(keywordOnly ? `${name}=${value}` : value);
   }
-  return `${m[1]}(${parts.join(', ')})`;
+  return `${sig.name}(${parts.join(', ')})`;
 }

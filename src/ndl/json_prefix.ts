@@ -2,7 +2,8 @@
  * NDL JSON read one byte at a time, for constrained decoding: after any prefix of a frame's
  * LOCALS or VALUE field, whether the text can still become what readNdlJson accepts (pyjson.ts)
  * and whether it already is a whole value. LOCALS is an object of string values whose keys are
- * distinct, with the elision marker `".."` only as its first key; VALUE is a string or null.
+ * distinct, with the elision marker `".."` only as its first key (and, given a KeyRule, from the
+ * names the program's text allows); VALUE is a string or null.
  *
  * It works on UTF-8 bytes because a model's tokens are byte strings (a byte-fallback piece holds
  * a single byte of a character); every byte that JSON treats specially is ASCII, and the bytes
@@ -11,6 +12,27 @@
 
 /** What the field holds: a frame's LOCALS (an object) or its VALUE (a string or null). */
 export type JsonShape = 'locals' | 'value';
+
+/**
+ * Which keys a LOCALS object may hold: any of `names`, or, with `exact`, exactly those keys in
+ * that order (a call frame's arguments).
+ */
+export interface KeyRule {
+  names: ReadonlySet<string>;
+  exact?: readonly string[];
+}
+
+/** Every prefix of a rule's names, built once per rule. */
+const namePrefixes = new WeakMap<KeyRule, ReadonlySet<string>>();
+
+function prefixesOf(rule: KeyRule): ReadonlySet<string> {
+  let set = namePrefixes.get(rule);
+  if (!set) {
+    set = new Set([...rule.names].flatMap((n) => [...n].map((_, i) => n.slice(0, i + 1))));
+    namePrefixes.set(rule, set);
+  }
+  return set;
+}
 
 type Mode =
   | 'start'
@@ -54,19 +76,23 @@ export class JsonPrefix {
   private hex = 0;
   /** The key being read, as latin1 text of its raw bytes (enough to tell keys apart). */
   private key = '';
-  private keys: string[] = [];
+  private keysRead: string[] = [];
 
-  constructor(readonly shape: JsonShape) {}
+  /** `keys`: which keys a LOCALS object may hold; any string when undefined. */
+  constructor(
+    readonly shape: JsonShape,
+    private readonly keys?: KeyRule,
+  ) {}
 
   /** A copy that reads on independently (the key list is copied on write). */
   clone(): JsonPrefix {
-    const c = new JsonPrefix(this.shape);
+    const c = new JsonPrefix(this.shape, this.keys);
     c.mode = this.mode;
     c.nullAt = this.nullAt;
     c.escape = this.escape;
     c.hex = this.hex;
     c.key = this.key;
-    c.keys = this.keys;
+    c.keysRead = this.keysRead;
     return c;
   }
 
@@ -82,10 +108,25 @@ export class JsonPrefix {
 
   /**
    * Inside a string with no escape pending: a byte that is not a quote, a backslash or a control
-   * character only lengthens the string, so every token made of such bytes is valid here.
+   * character only lengthens the string, so every token made of such bytes is valid here (not
+   * so in a key that a KeyRule limits).
    */
   get inPlainString(): boolean {
-    return inString(this.mode) && !this.escape && this.hex === 0;
+    return inString(this.mode) && !this.escape && this.hex === 0 && !(this.mode === 'key' && this.keys);
+  }
+
+  /**
+   * Inside a key that a KeyRule limits: the bytes that can come next (the names' next
+   * characters, and the closing quote where the key is a whole name); undefined elsewhere.
+   */
+  get nextKeyBytes(): ReadonlySet<number> | undefined {
+    if (this.mode !== 'key' || !this.keys || this.escape || this.hex > 0) return undefined;
+    const out = new Set<number>();
+    for (const n of this.namesLeft()) {
+      if (!n.startsWith(this.key)) continue;
+      out.add(n.length === this.key.length ? QUOTE : n.charCodeAt(this.key.length));
+    }
+    return out;
   }
 
   /** Reads `bytes`; false (and invalid from then on) when they cannot continue a valid value. */
@@ -116,7 +157,7 @@ export class JsonPrefix {
         }
         return 'invalid';
       case 'open':
-        if (b === 0x7d) return 'done';
+        if (b === 0x7d) return this.close();
         return this.openKey(b);
       case 'key_open':
         return this.openKey(b);
@@ -125,15 +166,15 @@ export class JsonPrefix {
       case 'value_open':
         return b === QUOTE ? 'value' : 'invalid';
       case 'next':
-        if (b === 0x2c) return 'key_open';
-        return b === 0x7d ? 'done' : 'invalid';
+        if (b === 0x2c) return this.keys && !this.canName('') ? 'invalid' : 'key_open';
+        return b === 0x7d ? this.close() : 'invalid';
       default:
         return 'invalid';
     }
   }
 
   private openKey(b: number): Mode {
-    if (b !== QUOTE) return 'invalid';
+    if (b !== QUOTE || (this.keys && !this.canName(''))) return 'invalid';
     this.key = '';
     return 'key';
   }
@@ -159,14 +200,37 @@ export class JsonPrefix {
     if (mode === 'string') return 'done';
     if (mode === 'value') return 'next';
     // A key ends: it must be new, and the elision marker may only come first.
-    if (this.keys.includes(this.key) || (this.key === ELISION_KEY && this.keys.length > 0)) return 'invalid';
-    this.keys = [...this.keys, this.key];
+    if (this.keysRead.includes(this.key) || (this.key === ELISION_KEY && this.keysRead.length > 0)) return 'invalid';
+    if (this.keys && !(this.keys.exact ? this.keys.exact[this.keysRead.length] === this.key : this.keys.names.has(this.key))) return 'invalid';
+    this.keysRead = [...this.keysRead, this.key];
     return 'colon';
   }
 
   private lengthen(mode: Mode, b: number): Mode {
-    if (mode === 'key') this.key += String.fromCharCode(b);
-    return mode;
+    if (mode !== 'key') return mode;
+    this.key += String.fromCharCode(b);
+    if (!this.keys) return mode;
+    return this.canName(this.key) ? mode : 'invalid';
+  }
+
+  /**
+   * Whether a key starting `prefix` can still be written: a name the rule allows and not yet
+   * used, so that decoding never walks into a key it cannot finish.
+   */
+  private canName(prefix: string): boolean {
+    if (!this.keys!.exact && prefix !== '' && !prefixesOf(this.keys!).has(prefix)) return false;
+    return this.namesLeft().some((n) => n.startsWith(prefix));
+  }
+
+  /** The names a key may still be: the exact rule's next one, or the rule's names not yet written. */
+  private namesLeft(): readonly string[] {
+    const { exact, names } = this.keys!;
+    return exact ? exact.slice(this.keysRead.length, this.keysRead.length + 1) : [...names].filter((n) => !this.keysRead.includes(n));
+  }
+
+  /** The object ends: with an exact rule, only once every key is there. */
+  private close(): Mode {
+    return this.keys?.exact && this.keysRead.length !== this.keys.exact.length ? 'invalid' : 'done';
   }
 }
 

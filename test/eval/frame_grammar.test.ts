@@ -96,6 +96,26 @@ describe('the frame grammar', () => {
     expect(FrameGrammar.forPrompt(tok, out, true)!.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_call')));
   });
 
+  test("LOCALS keys: a step's delta names what the line spells, a call frame its parameters in order", () => {
+    const ids = (text: string) => Array.from(tok.encode(text));
+    // JSON whitespace may come between tokens; the rest must fit the keys.
+    const keysAllowed = (g: FrameGrammar, head: string) => [...g.allowed(ids(head))!].map((a) => tok.decode([a])).filter((t) => t.trim() !== '');
+    const fits = (names: string[]) => (text: string) => names.some((n) => `${n}": "`.startsWith(text) || text.startsWith(`${n}"`));
+    // Stepping from `y = x + 1`: only `..`, `y` and `x` may have changed (not `inc`, not `z`).
+    const CALLED = `${HEAD}<|frame_sep|><|call_sep|><|src_sep|>def inc(x):<|arg_sep|>{"x": "41"}<|action_sep|><|step_into|><|frame_sep|><|line_sep|><|arg_sep|>{"x": "41"}<|src_sep|>    y = x + 1<|action_sep|><|step_into|>`;
+    const step = FrameGrammar.forPrompt(tok, CALLED, true)!;
+    const opened = keysAllowed(step, '<|frame_sep|><|line_sep|><|arg_sep|>{"');
+    expect(opened.every(fits(['..', 'x', 'y']))).toBe(true);
+    expect(opened.some((t) => t.startsWith('y'))).toBe(true);
+    // Back to the call: exactly the parameters, so after `{` only `"x"`, and after its value only `}`.
+    const back = `${HEAD}<|frame_sep|><|inv_return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|><|inv_step_call|>`;
+    const call = FrameGrammar.forPrompt(tok, back, true)!;
+    const head = '<|frame_sep|><|inv_call_sep|><|src_sep|>def inc(x):<|arg_sep|>{';
+    expect(keysAllowed(call, head).every((t) => '"x": "'.startsWith(t) || t.startsWith('"x"'))).toBe(true);
+    expect(keysAllowed(call, head).includes('}')).toBe(false);
+    expect(keysAllowed(call, `${head}"x": "41"`).every((t) => t.trim() === '}')).toBe(true);
+  });
+
   test('accepts every token of true answers, and closes each field only with its own separator where its text is whole', () => {
     const closers = new Set([S.srcSep, S.argSep, S.actionSep].map(id));
     for (const constrainSrc of [true, false]) {

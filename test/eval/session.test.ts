@@ -4,7 +4,7 @@ import * as path from 'path';
 import type { TextCompleter } from '../../src/eval/completer';
 import { OracleCompleter, replayPrefix } from '../../src/eval/oracle_completer';
 import { DebugSession, DebugSessionOptions } from '../../src/eval/session';
-import { ProgramSource, rebuildCall } from '../../src/eval/session_source';
+import { parameterNames, ProgramSource, rebuildCall } from '../../src/eval/session_source';
 import { nextFrameText } from '../../src/eval/tasks';
 import { cutBeforeFrame } from '../../src/eval/tasks';
 import { formatDocument } from '../../src/ndl/format';
@@ -312,6 +312,16 @@ describe('ProgramSource.locate', () => {
     expect(src.locate('    a.reverse()', false, { line: 8, func: 'g' }, false)).toEqual({ line: 9, func: 'g' });
     expect(src.locate('def g():', true, { line: 2, func: 'f' }, false)).toEqual({ line: 8, func: 'g' });
     expect(src.locate('    nope()', false, undefined, false)).toEqual({ func: '?' });
+  });
+});
+
+describe('parameterNames', () => {
+  it("reads a def line's parameters in the order Python's locals hold them", () => {
+    // The code object's order: positional, keyword-only, then *args, then **kwargs.
+    expect(parameterNames('def f(a, b=2, *args, c: int = 3, **kw):')).toEqual(['a', 'b', 'c', 'args', 'kw']);
+    expect(parameterNames('    def g(self, /, x, *, y=","):')).toEqual(['self', 'x', 'y']);
+    expect(parameterNames('def h():')).toEqual([]);
+    expect(parameterNames('def k(x): return x')).toBeUndefined();
   });
 });
 

@@ -1,4 +1,4 @@
-import { isJsonPrefix, JsonPrefix, type JsonShape } from '../../src/ndl/json_prefix';
+import { isJsonPrefix, JsonPrefix, type JsonShape, type KeyRule } from '../../src/ndl/json_prefix';
 import { dumpsEntries, dumpsValue, readNdlJson } from '../../src/ndl/pyjson';
 import { Rng } from '../../src/util/rng';
 
@@ -105,5 +105,49 @@ describe('NDL JSON read byte by byte', () => {
     // The clone's key did not leak into the original: "b" is still new there, "a" is not.
     expect(j.clone().push(Buffer.from('"b"'))).toBe(true);
     expect(j.clone().push(Buffer.from('"a"'))).toBe(false);
+  });
+
+  it('keeps keys to the names a KeyRule allows, or to its exact keys in order', () => {
+    const names: KeyRule = { names: new Set(['n', 'total', '..']) };
+    const exact: KeyRule = { names: new Set(['s', 't']), exact: ['s', 't'] };
+    const none: KeyRule = { names: new Set(), exact: [] };
+    const read = (rule: KeyRule, text: string) => {
+      const j = new JsonPrefix('locals', rule);
+      return j.push(Buffer.from(text)) ? (j.complete ? 'complete' : 'prefix') : 'invalid';
+    };
+    const cases: Array<[KeyRule, string, string]> = [
+      [names, '{"..": "..", "total": "3", "n": "1"}', 'complete'],
+      [names, '{"tot', 'prefix'],
+      [names, '{"totals', 'invalid'],
+      [names, '{"nn"', 'invalid'],
+      [names, '{"n": "1", "m"', 'invalid'],
+      // A used name is no way on: its prefix is refused where no unused name starts with it,
+      // and once every name is used no further key may open.
+      [names, '{"total": "1", "t', 'invalid'],
+      [names, '{"..": "..", "total": "1", "n": "2", ', 'invalid'],
+      [names, '{"..": "..", "total": "1", "n": "2"}', 'complete'],
+      [exact, '{"s": "1", "t": "2"}', 'complete'],
+      [exact, '{"t"', 'invalid'],
+      [exact, '{"s": "1"}', 'invalid'],
+      [exact, '{}', 'invalid'],
+      [exact, '{"..": ".."', 'invalid'],
+      [exact, '{"s": "1", "t": "2", ', 'invalid'],
+      [none, '{"', 'invalid'],
+      [none, '{}', 'complete'],
+    ];
+    for (const [rule, text, expected] of cases) expect([text, read(rule, text)]).toEqual([text, expected]);
+    // Inside a limited key no token is safe unchecked; the bytes that may come next are known.
+    const j = new JsonPrefix('locals', names);
+    j.push(Buffer.from('{"t'));
+    expect(j.inPlainString).toBe(false);
+    expect([...j.nextKeyBytes!].map((b) => String.fromCharCode(b))).toEqual(['o']);
+    j.push(Buffer.from('otal'));
+    expect([...j.nextKeyBytes!].map((b) => String.fromCharCode(b))).toEqual(['"']);
+    expect(new JsonPrefix('locals').nextKeyBytes).toBeUndefined();
+    // A clone keeps the rule.
+    const k = new JsonPrefix('locals', exact);
+    k.push(Buffer.from('{"s": "1", '));
+    expect(k.clone().push(Buffer.from('"s"'))).toBe(false);
+    expect(k.clone().push(Buffer.from('"t": "2"}'))).toBe(true);
   });
 });
