@@ -111,7 +111,7 @@ function cachedSet(v: GrammarVocabulary, key: string, make: () => Iterable<numbe
  * The keys a LOCALS field may hold, for a frame with `event` whose SRC is `src` (undefined for a
  * line event, whose LOCALS come before its SRC); undefined: any.
  */
-export type KeysOf = (event: NdlEvent, src: string | undefined) => KeyRule | undefined;
+type KeysOf = (event: NdlEvent, src: string | undefined) => KeyRule | undefined;
 
 /** One field of the frame: what opens it, what closes it, and how its text is checked. */
 interface Field {
