@@ -171,18 +171,21 @@ function stepRule(c: RuleContext): Outcome {
   const back = returnToMain(c);
   if (back) return back;
   if (c.task.tree.direction === 'inverse' && c.node.event === 'inv_call' && c.node.depth <= 1) return { exit: 'inv_exit_entry' };
-  const only = onlyFrame(new ProgramFlow(c.source), c.task.action.kind, c.node);
+  const only = onlyFrame(new ProgramFlow(c.source), c.task.action.kind, c.node, c.task.node === 0);
   if (only?.event === 'inv_call') return { frame: fullFrame('inv_call', only.src, c.locals()) };
   if (only) return { frame: unchanged(c.node, only.event, only.src) };
   return { frame: baselineFrame(c.task.tree, c.task.node) };
 }
 
-/** The one line event the program's text allows after a step, leaving out an exception (a return's VALUE it cannot write). */
-function onlyFrame(flow: ProgramFlow, kind: string, node: StateNode): { event: NdlEvent; src: string } | undefined {
+/**
+ * The one line event the program's text allows after a step, leaving out an exception (a return's
+ * VALUE it cannot write). `first`: the stop is the tree's first node (backwards, the entry's return).
+ */
+function onlyFrame(flow: ProgramFlow, kind: string, node: StateNode, first: boolean): { event: NdlEvent; src: string } | undefined {
   const frames =
     node.event === 'line' ? flow.afterLine(node.src, kind === 'step_into')
     : node.event === 'inv_line' ? flow.beforeLine(node.src)
-    : node.event === 'inv_return' ? flow.beforeReturn(node.src)
+    : node.event === 'inv_return' ? flow.beforeReturn(node.src, first)
     : undefined;
   const left = frames?.filter((f) => f.event !== 'exception');
   if (left?.length !== 1 || left[0].srcs?.length !== 1 || left[0].event === 'return') return undefined;

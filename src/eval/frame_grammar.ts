@@ -13,8 +13,10 @@
  * line, a line event only at a line that can follow, a return or exception only at the line
  * itself, a call only where the line can call; backwards from a line, only a line that can come
  * before it (as `inv_line_call` where it calls) or the function's call from its first statement;
- * backwards from a return, the return's own line; a step_return from a line, the function's return
- * (or an exception) at one of its own lines; an inv_step_call, the function's call.
+ * backwards from a return, the return's own line; backwards into a line's calls, the return of a
+ * function it names; backwards past a callee's call, the calling line or an earlier call's return
+ * (past the entry's, the exit); a step_return from a line, the function's return (or an
+ * exception) at one of its own lines; an inv_step_call, the function's call.
  *
  * LOCALS and VALUE must stay a prefix of the NDL JSON the parser accepts (json_prefix.ts: an object of distinct string-valued keys, or a string or
  * null) and close only when whole; LOCALS keys stay among the names the program's text allows
@@ -160,7 +162,12 @@ export class FrameGrammar {
       return (event, src) => step?.(event, src) ?? (src !== undefined ? names.forFrame(event, [src]) : lineKeys);
     };
     // Where the program's text narrows what comes next, the answer stays inside it (program_flow.ts).
-    const next = flowAfter(flow, last.action.kind, last.event, last.src);
+    const caller = last.event === 'inv_call' ? openCaller(doc.frames) : undefined;
+    if (caller === null && (last.action.kind === 'inv_step_into' || last.action.kind === 'inv_step_over')) {
+      // Stepping back past the entry's own call leaves the function (spec ndl.md §4).
+      return new FrameGrammar(tok, new Map(), INVERSE_EXITS);
+    }
+    const next = flowAfter(flow, last.action.kind, last.event, last.src, caller ?? undefined, doc.frames.length === 1 && !forward);
     if (next) {
       const frames = new Map(next.map((f) => [f.event, srcOf(f.srcs)]));
       return new FrameGrammar(tok, frames, forward ? FORWARD_EXITS : [], keysOf(next.find((f) => f.event === 'line')?.srcs));
@@ -265,14 +272,41 @@ function stepDelta(names: LocalNames, calls: ProgramCalls, last: ParsedFrame): K
   return undefined;
 }
 
-/** What the program's text says can follow `action` from a stop with `event` at `src`. */
-function flowAfter(flow: ProgramFlow, action: string, event: NdlEvent | undefined, src: string): NextFrame[] | undefined {
+/**
+ * The line whose calls an inverse document's last frame, an inv_call, belongs to: null for the
+ * entry function's own call, undefined where the frames do not say. Stepping into a line's calls
+ * backwards goes from its inv_line_call copy to the last call's inv_return; from a callee's
+ * inv_call the document goes on to an earlier call's inv_return (the same line) or back to the
+ * caller's frame.
+ */
+function openCaller(frames: readonly ParsedFrame[]): string | null | undefined {
+  if (frames[0]?.event !== 'inv_return') return undefined;
+  const callers: string[] = [];
+  for (let i = 1; i < frames.length; i++) {
+    const [before, frame] = [frames[i - 1], frames[i]];
+    if (frame.event === 'inv_return') {
+      if (before.event === 'inv_line_call') callers.push(before.src);
+      else if (before.event !== 'inv_call') return undefined;
+    } else if (before.event === 'inv_call' && frame.event !== 'inv_call') {
+      if (callers.pop() === undefined) return undefined;
+    }
+  }
+  return callers.length > 0 ? callers[callers.length - 1] : null;
+}
+
+/**
+ * What the program's text says can follow `action` from a stop with `event` at `src` (`caller`:
+ * see openCaller; `entryReturn`: the stop is the entry function's return that opens an inverse document).
+ */
+function flowAfter(flow: ProgramFlow, action: string, event: NdlEvent | undefined, src: string, caller?: string, entryReturn = false): NextFrame[] | undefined {
   if ((action === 'step_into' || action === 'step_over') && event === 'line') return flow.afterLine(src, action === 'step_into');
   if (action === 'step_return' && event === 'line') return flow.returnFrom(src);
   if (action === 'inv_step_call' && event !== 'inv_call' && event !== 'inv_exception') return flow.callOf(src);
   if (action !== 'inv_step_into' && action !== 'inv_step_over') return undefined;
   if (event === 'inv_line') return flow.beforeLine(src);
-  if (event === 'inv_return') return flow.beforeReturn(src);
-  // Stepping back over a line's calls lands on the line itself (spec ndl.md §4).
-  return event === 'inv_line_call' && action === 'inv_step_over' ? [{ event: 'inv_line', srcs: [src] }] : undefined;
+  if (event === 'inv_return') return flow.beforeReturn(src, entryReturn);
+  if (event === 'inv_call') return caller !== undefined ? flow.beforeCall(caller) : undefined;
+  if (event !== 'inv_line_call') return undefined;
+  // Stepping back over a line's calls lands on the line itself, into them on the last call's return (spec ndl.md §4).
+  return action === 'inv_step_over' ? [{ event: 'inv_line', srcs: [src] }] : flow.intoCalls(src);
 }

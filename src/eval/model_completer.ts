@@ -6,13 +6,15 @@
  * (src_constraint.ts). A prompt is never cut: one that leaves no room for an answer in the
  * model's context is a PromptTooLongError (the task builders check `budget` first and count
  * such tasks as did_not_fit), and the answer may use whatever room the prompt leaves, up to
- * maxNewTokens. An unsampled answer to a breakpoint is walked by the model's own single steps
- * (jump_walk.ts) unless walkSteps is 0.
+ * maxNewTokens; an answer that limit cuts is decoded once more with no 4-gram repeated
+ * (model/no_repeat.ts). An unsampled answer to a breakpoint is walked by the model's own single
+ * steps (jump_walk.ts) unless walkSteps is 0.
  */
 import type { LlamaModel } from '../model/model';
 import { beamSearch, beamSearchBatch } from '../model/beam';
 import { generate } from '../model/generate';
 import { generateBatch, type BatchPrompt } from '../model/generate_batch';
+import { withoutRepeatedNgrams } from '../model/no_repeat';
 import { EXIT_KINDS, exitToken, STRUCTURE_TOKENS, DOCUMENT_TOKENS } from '../ndl/tokens';
 import type { Tokenizer } from '../tokenizer';
 import { answerRoom, nextFrameRoom, type PromptBudget } from './budget';
@@ -55,6 +57,12 @@ export const DEFAULT_BEAMS = 4;
 
 /** The longest frame a model completer writes unless told otherwise, in tokens (eval commands and the quickstart). */
 export const DEFAULT_MAX_NEW_TOKENS = 96;
+
+/**
+ * An answer the token limit cuts (the model looping on a value) is decoded again with no n-gram
+ * of this many tokens written twice (docs/eval.md, "Decoding: answers that run on").
+ */
+export const NO_REPEAT_NGRAM = 4;
 
 /** The completer's name in result tables: free SRC decoding is told apart from the default. */
 export const FREE_SRC_NAME = 'model_free_src';
@@ -141,11 +149,18 @@ export class ModelCompleter implements TextCompleter {
     const limits = this.limits(prefix, ids);
     const beams = this.beams;
     const greedy = isGreedy(options);
-    const result =
+    const decode = (allowedTokens: typeof limits.allowedTokens) =>
       greedy && beams > 1
-        ? beamSearch(this.model, ids, { ...limits, stopTokens: this.stops, beams, greedyWhile: this.beforeEvent })
-        : generate(this.model, ids, { ...limits, stopTokens: this.stops, ...sampling(options), seed: options.seed ?? 0 });
+        ? beamSearch(this.model, ids, { ...limits, allowedTokens, stopTokens: this.stops, beams, greedyWhile: this.beforeEvent })
+        : generate(this.model, ids, { ...limits, allowedTokens, stopTokens: this.stops, ...sampling(options), seed: options.seed ?? 0 });
+    let result = decode(limits.allowedTokens);
+    if (result.stop !== 'stop_token') result = decode(this.withoutRepeats(limits.allowedTokens));
     return this.tokenizer.decode(result.ids);
+  }
+
+  /** An answer's constraint with no n-gram written twice, for the second decoding of an answer the token limit cut. */
+  private withoutRepeats(allowed: BatchPrompt['allowedTokens']): NonNullable<BatchPrompt['allowedTokens']> {
+    return withoutRepeatedNgrams(allowed, NO_REPEAT_NGRAM, this.model.config.vocab_size);
   }
 
   /**
@@ -162,13 +177,23 @@ export class ModelCompleter implements TextCompleter {
     });
     const order = prompts.map((_, i) => i).sort((a, b) => prompts[a].ids.length - prompts[b].ids.length || a - b);
     const texts: string[] = new Array(prefixes.length);
+    const decode = (rows: BatchPrompt[]) =>
+      beams > 1 && isGreedy(options)
+        ? beamSearchBatch(this.model, rows, { beams, stopTokens: this.stops, greedyWhile: this.beforeEvent })
+        : generateBatch(this.model, rows, { stopTokens: this.stops, ...sampling(options) });
+    const cut: number[] = [];
     for (let i = 0; i < order.length; i += batchSize) {
       const batch = order.slice(i, i + batchSize);
-      const rows = batch.map((j) => prompts[j]);
-      const results =
-        beams > 1 && isGreedy(options)
-          ? beamSearchBatch(this.model, rows, { beams, stopTokens: this.stops, greedyWhile: this.beforeEvent })
-          : generateBatch(this.model, rows, { stopTokens: this.stops, ...sampling(options) });
+      const results = decode(batch.map((j) => prompts[j]));
+      batch.forEach((j, k) => {
+        texts[j] = this.tokenizer.decode(results[k].ids);
+        if (results[k].stop !== 'stop_token') cut.push(j);
+      });
+    }
+    // Answers the token limit cut are decoded again with no n-gram repeated (model/no_repeat.ts).
+    for (let i = 0; i < cut.length; i += batchSize) {
+      const batch = cut.slice(i, i + batchSize);
+      const results = decode(batch.map((j) => ({ ...prompts[j], allowedTokens: this.withoutRepeats(prompts[j].allowedTokens) })));
       batch.forEach((j, k) => (texts[j] = this.tokenizer.decode(results[k].ids)));
     }
     return texts;

@@ -46,6 +46,8 @@ const PLAIN_BUILTINS = new Set(
 const CALLS_VALUES = /\b(map|filter|eval|exec|iter|next|reduce)\s*\(|\bkey\s*=/;
 
 const DEFINITION = /^(\s*)(def|class)\s+([A-Za-z_]\w*)/;
+/** Keywords that may stand before a parenthesis (`if (`, `not (`) without calling anything. */
+const KEYWORDS = new Set('and as assert del elif else for if in is lambda not or return while with'.split(' '));
 const IDENTIFIER = /[A-Za-z_]\w*/g;
 
 function indentOf(line: string): number {
@@ -56,9 +58,12 @@ export class ProgramCalls {
   private readonly byName = new Map<string, Callable[]>();
   /** Each line text → the innermost definitions whose bodies hold a line with that text. */
   private readonly holders = new Map<string, Callable[]>();
+  /** Some function has a decorator: its calls run the decorator's wrapper first. */
+  private readonly decorated: boolean;
 
   constructor(code: string) {
     const lines = code.split('\n');
+    this.decorated = lines.some((l) => /^\s*@/.test(l));
     const open: Array<{ callable: Callable; indent: number }> = [];
     for (const line of lines) {
       if (line.trim() === '') continue;
@@ -101,6 +106,27 @@ export class ProgramCalls {
   }
 
   /**
+   * The lines at which a frame that the statement `text` opens itself can return: every line of
+   * each program function it names (called, or handed to a builtin), and its own line where it
+   * holds a comprehension, generator expression or lambda (their frames read the line). Stepping
+   * back into a line's calls lands on its last call's return (spec ndl.md §4), which is one of
+   * these. Undefined where a frame the line does not name can open: a class's methods, a
+   * generator's body (resumed by whatever iterates it), a decorator's wrapper, a function value
+   * called through a variable, a subscript or a call's result.
+   */
+  calleeLines(text: string): string[] | undefined {
+    const body = code(text).trim();
+    if (this.anyClass() || this.anyGenerator() || this.decorated || /\b(yield|await)\b/.test(body)) return undefined;
+    if (this.callsUnnamed(body)) return undefined;
+    const lines = new Set<string>();
+    for (const { name } of this.mentions(body)) {
+      for (const c of this.byName.get(name) ?? []) if (c.kind === 'def') for (const l of c.lines) lines.add(l);
+    }
+    if (comprehensionsOf(body).length > 0 || /\blambda\b/.test(body)) lines.add(text);
+    return [...lines];
+  }
+
+  /**
    * Whether stepping over `line` (the text of the line a frame stops at) can never miss a line
    * event at `target`: no function holding a line with the target's text can run inside it.
    */
@@ -134,7 +160,20 @@ export class ProgramCalls {
    */
   private callsValues(text: string): boolean {
     if (CALLS_VALUES.test(text)) return true;
-    return [...text.matchAll(/(?<![\w.])([A-Za-z_]\w*)\s*\(/g)].some((m) => !PLAIN_BUILTINS.has(m[1]) && !this.isFunction(m[1]));
+    return calledNames(text).some((name) => !PLAIN_BUILTINS.has(name) && !this.isFunction(name));
+  }
+
+  /**
+   * Whether a line may call a function it does not name: a variable called by name, a subscript
+   * or a call's result called, or a builtin handed a function value that is not the program's, a
+   * lambda or a builtin.
+   */
+  private callsUnnamed(text: string): boolean {
+    if (/[)\]]\s*\(/.test(text) || /\b(eval|exec|iter|next|reduce)\s*\(/.test(text)) return true;
+    const known = (name: string) => PLAIN_BUILTINS.has(name) || this.isFunction(name);
+    if (calledNames(text).some((name) => !known(name) && !KEYWORDS.has(name))) return true;
+    const handed = [...text.matchAll(/\b(?:map|filter)\s*\(\s*([\w.]+)|\bkey\s*=\s*([\w.]+)/g)].map((m) => m[1] ?? m[2]);
+    return handed.some((v) => v !== 'lambda' && !v.includes('.') && !known(v));
   }
 
   /** The program's function names on a line, each called directly (`f(`) or not. */
@@ -152,9 +191,18 @@ export class ProgramCalls {
     return (this.byName.get(name) ?? []).some((c) => c.generator);
   }
 
+  private anyGenerator(): boolean {
+    return [...this.byName.values()].some((cs) => cs.some((c) => c.generator));
+  }
+
   private anyClass(): boolean {
     return [...this.byName.values()].some((cs) => cs.some((c) => c.kind === 'class'));
   }
+}
+
+/** The bare names a line calls (`f(`, not `x.f(`); keywords before a parenthesis read the same. */
+function calledNames(text: string): string[] {
+  return [...text.matchAll(/(?<![\w.])([A-Za-z_]\w*)\s*\(/g)].map((m) => m[1]);
 }
 
 /**

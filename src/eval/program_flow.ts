@@ -5,8 +5,10 @@
  * call (and nothing but a call or an exception if it always calls). Backwards from a line event:
  * only a line that can come before it (as `inv_line_call` where that line calls, `inv_line` where
  * it may not), or the function's call from its first statement. Backwards from a return: the
- * return's own line. A step_return from a line: the function's return (or an exception) at one of
- * its own lines. An inv_step_call: the function's call. The frame grammar keeps the model's
+ * return's own line. Backwards into a line's calls: a return at a line of a function it names (or
+ * its own comprehension's); backwards past a callee's call: that, or the calling line itself. A
+ * step_return from a line: the function's return (or an exception) at one of its own lines. An
+ * inv_step_call: the function's call. The frame grammar keeps the model's
  * answer inside these; the model still chooses among them and writes every value.
  *
  * A SRC text that several statements share gets the union of their answers. No answer where the
@@ -25,6 +27,8 @@ export interface NextFrame {
 }
 
 const OWN_FRAMES = /\b(for|lambda|yield)\b/;
+
+type Answer = (line: number, flow: FunctionFlow) => NextFrame[] | undefined;
 
 export class ProgramFlow {
   /** Whether each line calls (program_calls.ts), read once per program. */
@@ -65,8 +69,13 @@ export class ProgramFlow {
     });
   }
 
-  /** The frames an inverse step from an inv_return at `src` can land on: that line's own event. */
-  beforeReturn(src: string): NextFrame[] | undefined {
+  /**
+   * The frames an inverse step from an inv_return at `src` can land on: that line's own event.
+   * `ownFrame`: the return is known to be a function's, not that of a comprehension or lambda on
+   * the same line (an inverse document opens at its entry function's return), so such a line
+   * gets an answer too.
+   */
+  beforeReturn(src: string, ownFrame = false): NextFrame[] | undefined {
     return this.union(src, (line, flow) => {
       if (!flow.successors.get(line)!.has(RETURNS)) return undefined;
       const calls = this.calls.callsOn(src);
@@ -74,7 +83,32 @@ export class ProgramFlow {
       if (calls !== 'always') frames.push({ event: 'inv_line', srcs: [src] });
       if (calls !== 'none') frames.push({ event: 'inv_line_call', srcs: [src] });
       return frames;
-    });
+    }, ownFrame);
+  }
+
+  /**
+   * The frames an inv_step_into from an inv_line_call at `src` can land on: the return of the
+   * line's last call, at a line of a function the line names or at the line itself for its own
+   * comprehension or lambda (spec ndl.md §4: the callees' reversed nodes follow the copy). A frame
+   * left by an exception returns from the line it left at, so any line of the callee counts.
+   */
+  intoCalls(src: string): NextFrame[] | undefined {
+    if (!this.source.statements.some((s) => s.src === src)) return undefined;
+    const lines = this.calls.calleeLines(src);
+    return lines && lines.length > 0 ? [{ event: 'inv_return', srcs: lines }] : undefined;
+  }
+
+  /**
+   * The frames an inverse step from a callee's inv_call can land on, where `caller` is the line
+   * whose calls it belongs to: the return of an earlier call the line made, or the line's own
+   * `inv_line` once its first call is passed (spec ndl.md §4).
+   */
+  beforeCall(caller: string): NextFrame[] {
+    const lines = this.calls.calleeLines(caller);
+    return [
+      { event: 'inv_line', srcs: [caller] },
+      { event: 'inv_return', srcs: lines && lines.length > 0 ? lines : undefined },
+    ];
   }
 
   /**
@@ -106,10 +140,10 @@ export class ProgramFlow {
     return frames?.length === 1 && frames[0].event === 'inv_call' ? frames[0].srcs![0] : undefined;
   }
 
-  /** Each statement reading `src` answers; undefined if any cannot. */
-  private union(src: string, answer: (line: number, flow: FunctionFlow) => NextFrame[] | undefined): NextFrame[] | undefined {
+  /** Each statement reading `src` answers; undefined if any cannot (or its line opens frames of its own, unless `ownFrame`). */
+  private union(src: string, answer: Answer, ownFrame = false): NextFrame[] | undefined {
     const body = src.trim().replace(/^for\b/, '');
-    if (OWN_FRAMES.test(body)) return undefined;
+    if (!ownFrame && OWN_FRAMES.test(body)) return undefined;
     const at = this.source.statements.filter((s) => s.src === src);
     if (at.length === 0) return undefined;
     const merged = new Map<NdlEvent, Set<string> | undefined>();

@@ -133,6 +133,18 @@ describe('rule baseline', () => {
     ]);
   });
 
+  it("back from the entry's return on a comprehension's line: the line's inv_line_call copy, locals unchanged", async () => {
+    const code = 'def f(xs):\n    k = len(xs)\n    return [x * k for x in xs]\n';
+    const [trace] = traceInProcess([{ id: 'entry', code, input: '[1, 2]' }]);
+    const tasks = makeTasks([trace], ['inv_step_into', 'inv_step_over'], { seed: 1, perProgram: 40 }).tasks.filter((t) => t.node === 0);
+    expect(tasks.length).toBeGreaterThan(0);
+    for (const t of tasks) {
+      const p = await rule.predict(t);
+      expect([p.frame?.event, p.frame?.src.trim()]).toEqual(['inv_line_call', 'return [x * k for x in xs]']);
+      expect(scorePrediction(p, t.truth).full).toBe(true);
+    }
+  });
+
   it('never reads the answer: the same prediction when the truth is replaced', async () => {
     for (const t of makeTasks(fixtureTraces(), ALL_ACTIONS, { seed: 2, perProgram: 1 }).tasks) {
       const fake: NextStateTask = { ...t, truth: { exit: 'never' } };

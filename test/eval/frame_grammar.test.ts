@@ -96,6 +96,32 @@ describe('the frame grammar', () => {
     expect(FrameGrammar.forPrompt(tok, out, true)!.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_call')));
   });
 
+  test("stepping back into a line's calls: the return of a function the line names; back past a call: the caller, or the entry's exit", () => {
+    const ids = (text: string) => Array.from(tok.encode(text));
+    const events = (...names: Parameters<typeof eventToken>[0][]) => names.map((e) => id(eventToken(e)));
+    const code = 'def inc(x):\n    y = x + 1\n    return y\n\ndef other(x):\n    return x\n\ndef twice(x):\n    a = inc(x)\n    return a\n';
+    const frame = (event: string, src: string, arg: string, action: string) => `<|frame_sep|><|${event}_sep|><|src_sep|>${src}<|arg_sep|>${arg}<|action_sep|><|${action}|>`;
+    const atCall = `<|begin_of_text|><|trace_context_start|>${code}${frame('inv_return', '    return a', '"43"', 'inv_step_into')}${frame('inv_line', '    return a', '{"..": ".."}', 'inv_step_into')}${frame('inv_line_call', '    a = inc(x)', '{"..": ".."}', 'inv_step_into')}`;
+    const into = FrameGrammar.forPrompt(tok, atCall, true)!;
+    expect(into.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_return')));
+    const retSrc = ids('<|frame_sep|><|inv_return_sep|><|src_sep|>');
+    const spells = (g: FrameGrammar, prefix: number[], text: string) => ids(text).every((t, k) => g.allowed([...prefix, ...ids(text).slice(0, k)])?.has(t));
+    expect(spells(into, retSrc, '    return y')).toBe(true);
+    expect(spells(into, retSrc, '    y = x + 1')).toBe(true);
+    // `other` is not named on the line, `return a` is the caller's own line.
+    expect(spells(into, retSrc, '    return x')).toBe(false);
+    expect(spells(into, retSrc, '    return a')).toBe(false);
+    // Inside the callee, back to its call, then one more step back: the caller's line (or an earlier call's return).
+    const inCallee = `${atCall}${frame('inv_return', '    return y', '"43"', 'inv_step_call')}${frame('inv_call', 'def inc(x):', '{"x": "42"}', 'inv_step_into')}`;
+    const past = FrameGrammar.forPrompt(tok, inCallee, true)!;
+    expect(past.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_line', 'inv_return')));
+    expect(spells(past, ids('<|frame_sep|><|inv_line_sep|><|src_sep|>'), '    a = inc(x)')).toBe(true);
+    expect(spells(past, ids('<|frame_sep|><|inv_line_sep|><|src_sep|>'), '    return a')).toBe(false);
+    // Back past the entry's own call: only the exit.
+    const entry = `${atCall.replace(/<\|inv_step_into\|>$/, '<|inv_step_over|>')}${frame('inv_line', '    a = inc(x)', '{"..": ".."}', 'inv_step_into')}${frame('inv_call', 'def twice(x):', '{"x": "42"}', 'inv_step_over')}`;
+    expect(FrameGrammar.forPrompt(tok, entry, true)!.allowed([id(S.frameSep)])).toEqual(new Set([id(exitToken('inv_exit_entry'))]));
+  });
+
   test("LOCALS keys: a step's delta names what the line spells, a call frame its parameters in order", () => {
     const ids = (text: string) => Array.from(tok.encode(text));
     // JSON whitespace may come between tokens; the rest must fit the keys.

@@ -125,6 +125,10 @@ describe('program flow', () => {
     expect(shown(FLOW.beforeReturn('    return d'))).toEqual(['inv_line: return d']);
     expect(shown(FLOW.beforeReturn('    if x:'))).toEqual(['inv_line: if x:']);
     expect(FLOW.beforeReturn('    c = a + b')).toBeUndefined();
+    // A comprehension's frame returns at its line too; known to be the function's return, the line's own copy.
+    const comp = new ProgramFlow(new ProgramSource('def g(xs):\n    return [x for x in xs]\n'));
+    expect(comp.beforeReturn('    return [x for x in xs]')).toBeUndefined();
+    expect(shown(comp.beforeReturn('    return [x for x in xs]', true))).toEqual(['inv_line_call: return [x for x in xs]']);
   });
 
   test("step_return: the function's return or an exception at one of its lines; inv_step_call: its call", () => {
@@ -133,6 +137,23 @@ describe('program flow', () => {
     expect(shown(FLOW.callOf('    d = c * 2'))).toEqual(['inv_call: def plain(a, b):']);
     expect(shown(FLOW.callOf('    return y + z'))).toEqual(['inv_call: def branch(x):']);
     expect(FLOW.returnFrom('    ys = [x * 2 for x in xs]')).toBeUndefined();
+  });
+
+  test("back into a line's calls: a return at a line of a function it names, or its own line for a comprehension; back past a call: the caller's line or an earlier call's return", () => {
+    const plain = ['c = a + b', 'd = c * 2', 'return d'];
+    expect(shown(FLOW.intoCalls('    t = plain(total, 1)'))).toEqual([`inv_return: ${plain.join(' | ')}`]);
+    expect(shown(FLOW.intoCalls('    ys = [x * 2 for x in xs]'))).toEqual(['inv_return: ys = [x * 2 for x in xs]']);
+    expect(shown(FLOW.beforeCall('    t = plain(total, 1)'))).toEqual([`inv_line: t = plain(total, 1)`, `inv_return: ${plain.join(' | ')}`]);
+    const other = (code: string, line: string) => new ProgramFlow(new ProgramSource(code)).intoCalls(line);
+    // A function value the line does not name can run: a parameter, a subscript's, a call's result, a decorator's wrapper, a generator's body.
+    expect(other('def g(fn, x):\n    y = fn(x)\n    return y\n', '    y = fn(x)')).toBeUndefined();
+    expect(other('def h(x):\n    return x\n\ndef g(x):\n    y = {"h": h}["h"](x)\n    return y\n', '    y = {"h": h}["h"](x)')).toBeUndefined();
+    expect(other('def g(xs, f):\n    y = sorted(xs, key=f)\n    return y\n', '    y = sorted(xs, key=f)')).toBeUndefined();
+    expect(other('def d(f):\n    return f\n\n@d\ndef h(x):\n    return x\n\ndef g(x):\n    y = h(x)\n    return y\n', '    y = h(x)')).toBeUndefined();
+    expect(other('def gen(n):\n    yield n\n\ndef g(it):\n    y = len(list(it))\n    return y\n', '    y = len(list(it))')).toBeUndefined();
+    // A key the program names, a lambda, a builtin: known.
+    expect(shown(other('def h(x):\n    return -x\n\ndef g(xs):\n    y = sorted(xs, key=h)\n    return y\n', '    y = sorted(xs, key=h)'))).toEqual(['inv_return: return -x']);
+    expect(shown(other('def g(xs):\n    y = sorted(xs, key=lambda v: -v)\n    return y\n', '    y = sorted(xs, key=lambda v: -v)'))).toEqual(['inv_return: y = sorted(xs, key=lambda v: -v)']);
   });
 
   test('no answer where the text does not settle it', () => {
@@ -164,7 +185,15 @@ describe('program flow', () => {
           if (kind === 'inv_step_call') return node.event === 'inv_call' || node.event === 'inv_exception' ? undefined : flow.callOf(node.src);
           if (node.event === 'line') return flow.afterLine(node.src, kind === 'step_into');
           if (node.event === 'inv_line') return flow.beforeLine(node.src);
-          return node.event === 'inv_return' ? flow.beforeReturn(node.src) : undefined;
+          if (node.event === 'inv_line_call') return kind === 'inv_step_into' ? flow.intoCalls(node.src) : undefined;
+          if (node.event === 'inv_call') {
+            // The caller: the inv_line_call copy one level up that the callee's reversed nodes follow.
+            const i = tree.nodes.indexOf(node);
+            const caller = tree.nodes.slice(0, i).reverse().find((n) => n.depth < node.depth);
+            return caller?.event === 'inv_line_call' ? flow.beforeCall(caller.src) : undefined;
+          }
+          // The inverse tree's first node is the entry function's own return.
+          return node.event === 'inv_return' ? flow.beforeReturn(node.src, tree.nodes.indexOf(node) === 0) : undefined;
         };
         tree.nodes.forEach((node, i) => {
           for (const kind of tree.direction === 'forward' ? ['step_into', 'step_over', 'step_return'] : ['inv_step_into', 'inv_step_over', 'inv_step_call']) {
@@ -178,7 +207,7 @@ describe('program flow', () => {
         });
       }
     }
-    for (const key of ['step_into from line', 'step_over from line', 'step_return from line', 'inv_step_into from inv_line', 'inv_step_over from inv_return', 'inv_step_call from inv_line']) {
+    for (const key of ['step_into from line', 'step_over from line', 'step_return from line', 'inv_step_into from inv_line', 'inv_step_over from inv_return', 'inv_step_call from inv_line', 'inv_step_into from inv_line_call', 'inv_step_into from inv_call', 'inv_step_over from inv_call']) {
       expect([key, fired[key] > 10]).toEqual([key, true]);
     }
   });
