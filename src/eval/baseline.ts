@@ -16,6 +16,7 @@ import type { StateNode, StateTree } from '../debugger/types';
 import type { ExitKind, NdlEvent } from '../ndl/tokens';
 import type { ParsedFrame } from '../ndl/types';
 import { parseDocument } from '../ndl/parse';
+import { opensOwnFrame } from './frame_stack';
 import { ProgramFlow } from './program_flow';
 import { parameterNames, ProgramSource } from './session_source';
 import type { FramePredictor, NextStateTask, Outcome, Prediction } from './types';
@@ -171,7 +172,7 @@ function stepRule(c: RuleContext): Outcome {
   const back = returnToMain(c);
   if (back) return back;
   if (c.task.tree.direction === 'inverse' && c.node.event === 'inv_call' && c.node.depth <= 1) return { exit: 'inv_exit_entry' };
-  const only = onlyFrame(new ProgramFlow(c.source), c.task.action.kind, c.node, c.task.node === 0);
+  const only = onlyFrame(new ProgramFlow(c.source), c.task.action.kind, c.node, c.task.tree);
   if (only?.event === 'inv_call') return { frame: fullFrame('inv_call', only.src, c.locals()) };
   if (only) return { frame: unchanged(c.node, only.event, only.src) };
   return { frame: baselineFrame(c.task.tree, c.task.node) };
@@ -179,13 +180,17 @@ function stepRule(c: RuleContext): Outcome {
 
 /**
  * The one line event the program's text allows after a step, leaving out an exception (a return's
- * VALUE it cannot write). `first`: the stop is the tree's first node (backwards, the entry's return).
+ * VALUE it cannot write), knowing what the decoder reads from the document (frame_stack.ts):
+ * whether a line's stop is in its function's own frame, and that an inverse tree's first node is
+ * the entry's return.
  */
-function onlyFrame(flow: ProgramFlow, kind: string, node: StateNode, first: boolean): { event: NdlEvent; src: string } | undefined {
+function onlyFrame(flow: ProgramFlow, kind: string, node: StateNode, tree: StateTree): { event: NdlEvent; src: string } | undefined {
+  const ownFrame = () => opensOwnFrame(tree.nodes.find((n) => n.event === 'call' && n.invocation === node.invocation)?.src ?? '');
   const frames =
-    node.event === 'line' ? flow.afterLine(node.src, kind === 'step_into')
+    node.event === 'line' ? flow.afterLine(node.src, kind === 'step_into', ownFrame())
+    : node.event === 'call' ? flow.afterCall(node.src)
     : node.event === 'inv_line' ? flow.beforeLine(node.src)
-    : node.event === 'inv_return' ? flow.beforeReturn(node.src, first)
+    : node.event === 'inv_return' ? flow.beforeReturn(node.src, node.index === 0)
     : undefined;
   const left = frames?.filter((f) => f.event !== 'exception');
   if (left?.length !== 1 || left[0].srcs?.length !== 1 || left[0].event === 'return') return undefined;

@@ -32,6 +32,7 @@ import { parseDocument } from '../ndl/parse';
 import type { ParsedFrame } from '../ndl/types';
 import { EXIT_KINDS, eventToken, exitToken, FORWARD_EVENTS, INVERSE_EVENTS, STRUCTURE_TOKENS as S, type ExitKind, type NdlEvent } from '../ndl/tokens';
 import type { TextTokenizer } from '../tokenizer/types';
+import { forwardStop, inverseCaller } from './frame_stack';
 import { LocalNames } from './local_names';
 import type { ProgramCalls } from './program_calls';
 import { ProgramFlow, type NextFrame } from './program_flow';
@@ -162,12 +163,13 @@ export class FrameGrammar {
       return (event, src) => step?.(event, src) ?? (src !== undefined ? names.forFrame(event, [src]) : lineKeys);
     };
     // Where the program's text narrows what comes next, the answer stays inside it (program_flow.ts).
-    const caller = last.event === 'inv_call' ? openCaller(doc.frames) : undefined;
+    const caller = last.event === 'inv_call' ? inverseCaller(doc.frames) : undefined;
     if (caller === null && (last.action.kind === 'inv_step_into' || last.action.kind === 'inv_step_over')) {
       // Stepping back past the entry's own call leaves the function (spec ndl.md §4).
       return new FrameGrammar(tok, new Map(), INVERSE_EXITS);
     }
-    const next = flowAfter(flow, last.action.kind, last.event, last.src, caller ?? undefined, doc.frames.length === 1 && !forward);
+    const stop: Stop = forward ? (forwardStop(doc.frames) ?? {}) : { caller: caller ?? undefined, entryReturn: doc.frames.length === 1 };
+    const next = flowAfter(flow, last.action.kind, last.event, last.src, stop);
     if (next) {
       const frames = new Map(next.map((f) => [f.event, srcOf(f.srcs)]));
       return new FrameGrammar(tok, frames, forward ? FORWARD_EXITS : [], keysOf(next.find((f) => f.event === 'line')?.srcs));
@@ -272,40 +274,29 @@ function stepDelta(names: LocalNames, calls: ProgramCalls, last: ParsedFrame): K
   return undefined;
 }
 
-/**
- * The line whose calls an inverse document's last frame, an inv_call, belongs to: null for the
- * entry function's own call, undefined where the frames do not say. Stepping into a line's calls
- * backwards goes from its inv_line_call copy to the last call's inv_return; from a callee's
- * inv_call the document goes on to an earlier call's inv_return (the same line) or back to the
- * caller's frame.
- */
-function openCaller(frames: readonly ParsedFrame[]): string | null | undefined {
-  if (frames[0]?.event !== 'inv_return') return undefined;
-  const callers: string[] = [];
-  for (let i = 1; i < frames.length; i++) {
-    const [before, frame] = [frames[i - 1], frames[i]];
-    if (frame.event === 'inv_return') {
-      if (before.event === 'inv_line_call') callers.push(before.src);
-      else if (before.event !== 'inv_call') return undefined;
-    } else if (before.event === 'inv_call' && frame.event !== 'inv_call') {
-      if (callers.pop() === undefined) return undefined;
-    }
-  }
-  return callers.length > 0 ? callers[callers.length - 1] : null;
+/** What the document says of its last stop (frame_stack.ts). */
+interface Stop {
+  /** Forward: the stop is in its function's own frame. */
+  ownFrame?: boolean;
+  /** Forward, at a return: the line that called the function; backwards, at a callee's inv_call: the line whose calls it belongs to. */
+  caller?: string;
+  /** Backwards: the stop is the entry function's return that opens the document. */
+  entryReturn?: boolean;
 }
 
-/**
- * What the program's text says can follow `action` from a stop with `event` at `src` (`caller`:
- * see openCaller; `entryReturn`: the stop is the entry function's return that opens an inverse document).
- */
-function flowAfter(flow: ProgramFlow, action: string, event: NdlEvent | undefined, src: string, caller?: string, entryReturn = false): NextFrame[] | undefined {
-  if ((action === 'step_into' || action === 'step_over') && event === 'line') return flow.afterLine(src, action === 'step_into');
+/** What the program's text says can follow `action` from a stop with `event` at `src`. */
+function flowAfter(flow: ProgramFlow, action: string, event: NdlEvent | undefined, src: string, stop: Stop): NextFrame[] | undefined {
+  if (action === 'step_into' || action === 'step_over') {
+    if (event === 'line') return flow.afterLine(src, action === 'step_into', stop.ownFrame);
+    if (event === 'call') return flow.afterCall(src);
+    return event === 'return' && stop.caller !== undefined ? flow.afterReturn(stop.caller) : undefined;
+  }
   if (action === 'step_return' && event === 'line') return flow.returnFrom(src);
   if (action === 'inv_step_call' && event !== 'inv_call' && event !== 'inv_exception') return flow.callOf(src);
   if (action !== 'inv_step_into' && action !== 'inv_step_over') return undefined;
   if (event === 'inv_line') return flow.beforeLine(src);
-  if (event === 'inv_return') return flow.beforeReturn(src, entryReturn);
-  if (event === 'inv_call') return caller !== undefined ? flow.beforeCall(caller) : undefined;
+  if (event === 'inv_return') return flow.beforeReturn(src, stop.entryReturn);
+  if (event === 'inv_call') return stop.caller !== undefined ? flow.beforeCall(stop.caller) : undefined;
   if (event !== 'inv_line_call') return undefined;
   // Stepping back over a line's calls lands on the line itself, into them on the last call's return (spec ndl.md §4).
   return action === 'inv_step_over' ? [{ event: 'inv_line', srcs: [src] }] : flow.intoCalls(src);

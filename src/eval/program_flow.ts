@@ -39,8 +39,12 @@ export class ProgramFlow {
     this.calls = new ProgramCalls(source.context);
   }
 
-  /** The frames a step_into or step_over from a line event at `src` can land on. */
-  afterLine(src: string, into: boolean): NextFrame[] | undefined {
+  /**
+   * The frames a step_into or step_over from a line event at `src` can land on. `ownFrame`: the
+   * stop is known to be in its function's own frame, not in a comprehension or lambda on the same
+   * line (the document says so, frame_stack.ts), so such a line gets an answer too.
+   */
+  afterLine(src: string, into: boolean, ownFrame = false): NextFrame[] | undefined {
     return this.union(src, (line, flow) => {
       const calls = this.calls.callsOn(src);
       const next = [...flow.successors.get(line)!];
@@ -50,7 +54,7 @@ export class ProgramFlow {
       if (goesOn && next.includes(RETURNS)) frames.push({ event: 'return', srcs: [src] });
       if (into && calls !== 'none') frames.push({ event: 'call' });
       return frames;
-    });
+    }, ownFrame);
   }
 
   /** The frames an inv_step_into or inv_step_over from an inv_line at `src` can land on. */
@@ -67,6 +71,33 @@ export class ProgramFlow {
       if (line === flow.entry) frames.push({ event: 'inv_call', srcs: [this.source.lines[flow.def - 1]] });
       return frames.length > 0 ? frames : undefined;
     });
+  }
+
+  /**
+   * The frames a step_into or step_over from a function's return can land on, where `caller` is
+   * the line that called it in a function's own frame: what comes after that line (a line that
+   * can follow it, its frame's return there), another call the line makes, or an exception there.
+   */
+  afterReturn(caller: string): NextFrame[] | undefined {
+    return this.union(caller, (line, flow) => {
+      const next = [...flow.successors.get(line)!];
+      const frames: NextFrame[] = [{ event: 'exception', srcs: [caller] }, { event: 'call' }];
+      if (next.some((n) => n !== RETURNS)) frames.push({ event: 'line', srcs: this.texts(next.filter((n) => n !== RETURNS)) });
+      if (next.includes(RETURNS)) frames.push({ event: 'return', srcs: [caller] });
+      return frames;
+    }, true);
+  }
+
+  /** The frame a step from a function's call event (SRC its `def` line) lands on: its first statement's line. */
+  afterCall(def: string): NextFrame[] | undefined {
+    const at = this.source.lines.flatMap((text, i) => (text === def ? [i + 1] : []));
+    const entries = new Set<string>();
+    for (const line of at) {
+      const flow = this.flowAt(line + 1);
+      if (!flow || flow.def !== line) return undefined;
+      entries.add(this.source.lines[flow.entry - 1]);
+    }
+    return entries.size > 0 ? [{ event: 'line', srcs: [...entries] }] : undefined;
   }
 
   /**

@@ -11,8 +11,10 @@ import { Tokenizer } from '../../src/tokenizer';
 const ROOT = path.resolve(__dirname, '..', '..');
 const PROGRAM = 'def inc(x):\n    y = x + 1\n    return y\n\ndef main():\n    return inc(41)\n';
 const HEAD = `<|begin_of_text|><|trace_context_start|>${PROGRAM}`;
-const FORWARD = `${HEAD}<|frame_sep|><|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|><|step_into|>`;
-const BREAKPOINT = FORWARD.replace(/<\|step_into\|>$/, '<|breakpoint|>    return y');
+const MAIN_CALL = `${HEAD}<|frame_sep|><|call_sep|><|src_sep|>def main():<|arg_sep|>{}<|action_sep|>`;
+// A step_return from a call: program-flow decoding leaves it open (every forward event and exit).
+const FORWARD = `${MAIN_CALL}<|step_return|>`;
+const BREAKPOINT = `${MAIN_CALL}<|breakpoint|>    return y`;
 // A step back from a call: program-flow decoding leaves it open (every inverse event and exit).
 const INVERSE = `${HEAD}<|frame_sep|><|inv_call_sep|><|src_sep|>def inc(x):<|arg_sep|>{"x": "41"}<|action_sep|><|inv_step_into|>`;
 
@@ -94,6 +96,17 @@ describe('the frame grammar', () => {
     // Back to the call: only the function's inv_call.
     const out = second.replace(/<\|inv_step_into\|>$/, '<|inv_step_call|>');
     expect(FrameGrammar.forPrompt(tok, out, true)!.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_call')));
+  });
+
+  test('forward from a return: what follows the calling line; from a call: the first statement', () => {
+    const events = (...names: Parameters<typeof eventToken>[0][]) => names.map((e) => id(eventToken(e)));
+    const forwardExits = EXIT_KINDS.filter((k) => k !== 'inv_exit_entry').map((k) => id(exitToken(k)));
+    const inInc = `${MAIN_CALL}<|step_into|><|frame_sep|><|line_sep|><|arg_sep|>{}<|src_sep|>    return inc(41)<|action_sep|><|step_into|><|frame_sep|><|call_sep|><|src_sep|>def inc(x):<|arg_sep|>{"x": "41"}<|action_sep|>`;
+    // main's line returns after inc does: main's return there, another call, or an exception; no line.
+    const back = FrameGrammar.forPrompt(tok, `${inInc}<|step_return|><|frame_sep|><|return_sep|><|src_sep|>    return y<|arg_sep|>"42"<|action_sep|><|step_into|>`, true)!;
+    expect(back.allowed([id(S.frameSep)])).toEqual(new Set([...events('exception', 'call', 'return'), ...forwardExits]));
+    const first = FrameGrammar.forPrompt(tok, `${inInc}<|step_over|>`, true)!;
+    expect(first.allowed([id(S.frameSep)])).toEqual(new Set([...events('line'), ...forwardExits]));
   });
 
   test("stepping back into a line's calls: the return of a function the line names; back past a call: the caller, or the entry's exit", () => {

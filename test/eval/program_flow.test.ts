@@ -1,5 +1,6 @@
 import { buildForwardTree, buildInverseTree, nextNode } from '../../src/debugger';
 import type { StateNode } from '../../src/debugger/types';
+import { opensOwnFrame } from '../../src/eval/frame_stack';
 import { ProgramFlow, type NextFrame } from '../../src/eval/program_flow';
 import { ProgramSource } from '../../src/eval/session_source';
 import { traceInProcess } from '../../src/trace/inprocess';
@@ -156,6 +157,19 @@ describe('program flow', () => {
     expect(shown(other('def g(xs):\n    y = sorted(xs, key=lambda v: -v)\n    return y\n', '    y = sorted(xs, key=lambda v: -v)'))).toEqual(['inv_return: y = sorted(xs, key=lambda v: -v)']);
   });
 
+  test("forward from a call: its first statement; from a return: what follows the calling line; a line with a comprehension, known to be the function's", () => {
+    expect(shown(FLOW.afterCall('def plain(a, b):'))).toEqual(['line: c = a + b']);
+    // The docstring runs nothing.
+    expect(shown(FLOW.afterCall('def branch(x):'))).toEqual(['line: if x > 2:']);
+    expect(FLOW.afterCall('    c = a + b')).toBeUndefined();
+    expect(shown(FLOW.afterReturn('    t = plain(total, 1)'))).toBeUndefined(); // its function has no graph (a statement over two lines)
+    expect(shown(FLOW.afterReturn('    ys = [x * 2 for x in xs]'))).toEqual(['call: *', 'exception: ys = [x * 2 for x in xs]', 'line: n = len(ys)']);
+    expect(shown(FLOW.afterReturn('    return ys'))).toEqual(['call: *', 'exception: return ys', 'return: return ys']);
+    expect(FLOW.afterLine('    ys = [x * 2 for x in xs]', false)).toBeUndefined();
+    expect(shown(FLOW.afterLine('    ys = [x * 2 for x in xs]', false, true))).toEqual(['exception: ys = [x * 2 for x in xs]', 'line: n = len(ys)']);
+    expect(shown(FLOW.afterLine('    ys = [x * 2 for x in xs]', true, true))).toEqual(['call: *', 'exception: ys = [x * 2 for x in xs]']);
+  });
+
   test('no answer where the text does not settle it', () => {
     // A comprehension's own frame has line events with the same text.
     expect(FLOW.afterLine('    ys = [x * 2 for x in xs]', true)).toBeUndefined();
@@ -180,10 +194,18 @@ describe('program flow', () => {
     for (const t of [...traces, ...fixtureTraces()]) {
       for (const tree of [buildForwardTree(t), buildInverseTree(t)]) {
         const flow = new ProgramFlow(new ProgramSource(tree.context ?? ''));
+        // What the decoder reads from the document (frame_stack.ts), here from the tree: the frame's call, and the caller's line.
+        const callOf = (n: StateNode) => tree.nodes.find((m) => m.event === 'call' && m.invocation === n.invocation);
+        const callerOf = (n: StateNode) => tree.nodes.slice(0, tree.nodes.indexOf(callOf(n)!)).reverse().find((m) => m.depth < n.depth);
         const answerFor = (node: StateNode, kind: string): NextFrame[] | undefined => {
           if (kind === 'step_return') return node.event === 'line' ? flow.returnFrom(node.src) : undefined;
           if (kind === 'inv_step_call') return node.event === 'inv_call' || node.event === 'inv_exception' ? undefined : flow.callOf(node.src);
-          if (node.event === 'line') return flow.afterLine(node.src, kind === 'step_into');
+          if (node.event === 'line') return flow.afterLine(node.src, kind === 'step_into', opensOwnFrame(callOf(node)?.src ?? ''));
+          if (node.event === 'call') return flow.afterCall(node.src);
+          if (node.event === 'return') {
+            const caller = callerOf(node);
+            return caller && opensOwnFrame(callOf(caller)?.src ?? '') ? flow.afterReturn(caller.src) : undefined;
+          }
           if (node.event === 'inv_line') return flow.beforeLine(node.src);
           if (node.event === 'inv_line_call') return kind === 'inv_step_into' ? flow.intoCalls(node.src) : undefined;
           if (node.event === 'inv_call') {
@@ -207,7 +229,7 @@ describe('program flow', () => {
         });
       }
     }
-    for (const key of ['step_into from line', 'step_over from line', 'step_return from line', 'inv_step_into from inv_line', 'inv_step_over from inv_return', 'inv_step_call from inv_line', 'inv_step_into from inv_line_call', 'inv_step_into from inv_call', 'inv_step_over from inv_call']) {
+    for (const key of ['step_into from line', 'step_over from line', 'step_return from line', 'inv_step_into from inv_line', 'inv_step_over from inv_return', 'inv_step_call from inv_line', 'inv_step_into from inv_line_call', 'inv_step_into from inv_call', 'inv_step_over from inv_call', 'step_into from call', 'step_over from return']) {
       expect([key, fired[key] > 10]).toEqual([key, true]);
     }
   });

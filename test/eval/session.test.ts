@@ -428,13 +428,19 @@ describe('DebugSession with a (tiny, random) model', () => {
     // The model was asked to continue its document, which went on from the real frame.
     expect(prompts[1].endsWith('<|frame_sep|><|line_sep|><|arg_sep|>{}<|src_sep|>    return count("berry", "r")<|action_sep|><|step_into|>')).toBe(true);
     expect(await run(1)).toEqual(a);
-    // With the grammar (the default) the same noise comes out as frames the session can show.
-    const grammar = await run(1, true);
-    expect(grammar.filter((l) => l.startsWith('***'))).toEqual([]);
-    expect(grammar.filter((l) => l.startsWith('> ') || l.startsWith('--Exit--')).length).toBe(3);
+    // With the grammar (the default) the same noise comes out as frames the session can show
+    // (with room for a line's SRC: after a call the flow rules leave only the first statement).
+    for (const seed of [1, 2, 3]) {
+      const grammar = await run(seed, true, 64);
+      expect(grammar.filter((l) => l.includes('does not parse'))).toEqual([]);
+      expect(grammar.filter((l) => l.startsWith('> ') || l.startsWith('--Exit--')).length).toBeGreaterThanOrEqual(2);
+    }
     // An answer cut by the token limit is the one kind that still does not parse, and says so.
-    const cut = await run(1, true, 4);
-    expect(cut.filter((l) => l.startsWith('***'))[0]).toMatch(/at end of text \(the answer stopped before its frame ended: raise --max-new-tokens\)$/);
+    // (A one-token exit fits in 4 tokens: of the seeds whose model wrote a frame, each says so.)
+    const cuts = [];
+    for (const seed of [1, 2, 3, 4, 5]) cuts.push(...(await run(seed, true, 4)).filter((l) => l.includes('does not parse')));
+    expect(cuts.length).toBeGreaterThan(0);
+    for (const line of cuts) expect(line).toMatch(/at end of text \(the answer stopped before its frame ended: raise --max-new-tokens\)$/);
     model.dispose();
   });
 });
