@@ -6,6 +6,9 @@
  */
 import type { ParsedFrame } from '../ndl/types';
 
+/** A line that may hold a frame of its own whose line events read it (a comprehension, generator expression, lambda) or yields. */
+const OWN_FRAMES = /\b(for|lambda|yield)\b/;
+
 /** Whether a call event with this SRC opens a function's own frame: it reads a `def` line (a comprehension's or lambda's reads its line, a decorated function's the decorator). */
 export function opensOwnFrame(callSrc: string): boolean {
   return /^\s*(async\s+)?def\s/.test(callSrc);
@@ -20,34 +23,41 @@ export interface ForwardStop {
 }
 
 interface OpenFrame {
-  /** Its call event's SRC. */
-  call: string;
+  /** Whether it is a function's own frame; undefined: not known. */
+  own?: boolean;
   /** The SRC of its latest event. */
   at?: string;
 }
 
+/** The frames below a breakpoint's stop: the jump does not show how deep it went. */
+const UNKNOWN: OpenFrame = {};
+
 /**
- * The frames open at a forward document's last stop, from `main`'s call on; undefined where the
- * document does not say: after a breakpoint (the jump lands at a depth the document does not
- * show) or where the frames do not nest.
+ * The frames open at a forward document's last stop, from `main`'s call on. A call pushes a frame
+ * and a return pops one. A breakpoint lands on a line at a depth the document does not show: the
+ * frames below it become unknown, and the one it lands in is a function's own unless its line
+ * could be a comprehension's or lambda's (their line events read the line that holds them).
  */
 export function forwardStop(frames: readonly ParsedFrame[]): ForwardStop | undefined {
   if (frames[0]?.event !== 'call') return undefined;
-  const open: OpenFrame[] = [{ call: frames[0].src }];
+  let open: OpenFrame[] = [{ own: opensOwnFrame(frames[0].src) }];
   for (let i = 1; i < frames.length; i++) {
     const [before, frame] = [frames[i - 1], frames[i]];
-    if (!before.action || before.action.kind === 'breakpoint') return undefined;
+    if (!before.action) return undefined;
+    if (before.action.kind === 'breakpoint') {
+      open = [UNKNOWN, { own: OWN_FRAMES.test(frame.src.trim().replace(/^for\b/, '')) ? undefined : true, at: frame.src }];
+      continue;
+    }
     // A frame's return is its last event: whatever comes next is in its caller.
-    if (before.event === 'return') open.pop();
+    if (before.event === 'return' && open[open.length - 1] !== UNKNOWN) open.pop();
     const top = open[open.length - 1];
     if (!top) return undefined;
-    if (frame.event === 'call') open.push({ call: frame.src });
-    else top.at = frame.src;
+    if (frame.event === 'call') open.push({ own: opensOwnFrame(frame.src) });
+    else if (top !== UNKNOWN) top.at = frame.src;
   }
   const [stop, caller] = [open[open.length - 1], open[open.length - 2]];
   const last = frames[frames.length - 1];
-  const callerOwn = caller !== undefined && opensOwnFrame(caller.call);
-  return { ownFrame: opensOwnFrame(stop.call), caller: last.event === 'return' && callerOwn ? caller.at : undefined };
+  return { ownFrame: stop.own === true, caller: last.event === 'return' && caller?.own === true ? caller.at : undefined };
 }
 
 /**

@@ -28,8 +28,16 @@ describe('which frame a stop is in, read from the document', () => {
     // Back in twice, on to its second call of inc.
     const again = incReturns + line('    return inc(a)', '{"x": "1", "a": "2"}', '<|step_into|>') + frame('call', 'def inc(x):', '{"x": "2"}', '<|step_return|>') + frame('return', '    return y[0]', '"3"', '<|step_over|>');
     expect(forwardStop(frames(again))).toEqual({ ownFrame: true, caller: '    return inc(a)' });
-    // After a breakpoint the depth is unknown.
-    expect(forwardStop(frames(toInc.replace(/<\|step_into\|>$/, '<|breakpoint|>    return y[0]') + line('    return y[0]', '{"x": "1", "y": "[2]"}', '<|step_into|>')))).toBeUndefined();
+    // After a breakpoint the frames below its stop are unknown; a plain line's frame is a function's own.
+    const jumped = toInc.replace(/<\|step_into\|>$/, '<|breakpoint|>    return y[0]') + line('    return y[0]', '{"x": "1", "y": "[2]"}', '<|step_into|>');
+    expect(forwardStop(frames(jumped))).toEqual({ ownFrame: true, caller: undefined });
+    expect(forwardStop(frames(jumped + frame('return', '    return y[0]', '"2"', '<|step_into|>')))).toEqual({ ownFrame: true, caller: undefined });
+    const intoComp = toInc.replace(/<\|step_into\|>$/, '<|breakpoint|>    y = [x + 1 for _ in [0]]');
+    expect(forwardStop(frames(intoComp + line('    y = [x + 1 for _ in [0]]', '{"x": "1"}', '<|step_into|>')))).toEqual({ ownFrame: false, caller: undefined });
+    // A call after the jump: its return's caller is the line the jump landed on.
+    const toTwice = toInc.replace(/<\|step_into\|>$/, '<|breakpoint|>    return inc(a)') + line('    return inc(a)', '{"x": "1", "a": "2"}', '<|step_into|>');
+    const callAfter = toTwice + frame('call', 'def inc(x):', '{"x": "2"}', '<|step_return|>') + frame('return', '    return y[0]', '"3"', '<|step_into|>');
+    expect(forwardStop(frames(callAfter))).toEqual({ ownFrame: true, caller: '    return inc(a)' });
     expect(forwardStop(frames(''))).toBeUndefined();
   });
 
