@@ -11,7 +11,9 @@
  * next to a step (program_flow.ts: the control-flow graph, and whether a line calls), the
  * answer's event is one of those possible and its SRC one of that event's lines: forward from a
  * line, a line event only at a line that can follow, a return or exception only at the line
- * itself, a call only where the line can call; backwards from a line, only a line that can come
+ * itself, a call only where the line can call; forward from a call, its first statement; forward
+ * from a return, what follows the line that called (which frame a stop is in, and which line
+ * called, is read from the document: frame_stack.ts); backwards from a line, only a line that can come
  * before it (as `inv_line_call` where it calls) or the function's call from its first statement;
  * backwards from a return, the return's own line; backwards into a line's calls, the return of a
  * function it names; backwards past a callee's call, the calling line or an earlier call's return

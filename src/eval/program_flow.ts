@@ -2,18 +2,20 @@
  * What a program's text settles about the frame next to a step: which events can come next and at
  * which lines. Forward from a line event: a line event only at a line that can follow in the
  * control-flow graph, a return or exception only at the line itself, a call only if the line can
- * call (and nothing but a call or an exception if it always calls). Backwards from a line event:
- * only a line that can come before it (as `inv_line_call` where that line calls, `inv_line` where
- * it may not), or the function's call from its first statement. Backwards from a return: the
- * return's own line. Backwards into a line's calls: a return at a line of a function it names (or
- * its own comprehension's); backwards past a callee's call: that, or the calling line itself. A
- * step_return from a line: the function's return (or an exception) at one of its own lines. An
- * inv_step_call: the function's call. The frame grammar keeps the model's
- * answer inside these; the model still chooses among them and writes every value.
+ * call (and nothing but a call or an exception if it always calls). Forward from a call: the
+ * function's first statement; from a return: what follows the line that called it. Backwards from
+ * a line event: only a line that can come before it (as `inv_line_call` where that line calls,
+ * `inv_line` where it may not), or the function's call from its first statement. Backwards from a
+ * return: the return's own line. Backwards into a line's calls: a return at a line of a function
+ * it names (or its own comprehension's); backwards past a callee's call: that, or the calling line
+ * itself. A step_return from a line: the function's return (or an exception) at one of its own
+ * lines. An inv_step_call: the function's call. The frame grammar keeps the model's answer inside
+ * these; the model still chooses among them and writes every value.
  *
  * A SRC text that several statements share gets the union of their answers. No answer where the
- * stop's line opens frames whose line events read the same (a comprehension, a lambda), or where
- * its function has no graph (control_flow.ts).
+ * stop's line opens frames whose line events read the same (a comprehension, a lambda) unless the
+ * document says which frame the stop is in (frame_stack.ts), or where its function has no graph
+ * (control_flow.ts).
  */
 import type { NdlEvent } from '../ndl/tokens';
 import { functionFlow, RETURNS, type FunctionFlow } from './control_flow';
