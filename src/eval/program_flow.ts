@@ -81,13 +81,9 @@ export class ProgramFlow {
    * can follow it, its frame's return there), another call the line makes, or an exception there.
    */
   afterReturn(caller: string): NextFrame[] | undefined {
-    return this.union(caller, (line, flow) => {
-      const next = [...flow.successors.get(line)!];
-      const frames: NextFrame[] = [{ event: 'exception', srcs: [caller] }, { event: 'call' }];
-      if (next.some((n) => n !== RETURNS)) frames.push({ event: 'line', srcs: this.texts(next.filter((n) => n !== RETURNS)) });
-      if (next.includes(RETURNS)) frames.push({ event: 'return', srcs: [caller] });
-      return frames;
-    }, true);
+    // The line goes on as a step over it would (its call is done), and may call again.
+    const after = this.afterLine(caller, false, true);
+    return after && [...after, { event: 'call' }];
   }
 
   /** The frame a step from a function's call event (SRC its `def` line) lands on: its first statement's line. */
