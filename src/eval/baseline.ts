@@ -185,11 +185,11 @@ function stepRule(c: RuleContext): Outcome {
  * the entry's return.
  */
 function onlyFrame(flow: ProgramFlow, kind: string, node: StateNode, tree: StateTree): { event: NdlEvent; src: string } | undefined {
-  const ownFrame = () => opensOwnFrame(tree.nodes.find((n) => n.event === 'call' && n.invocation === node.invocation)?.src ?? '');
+  const ownFrame = (call: NdlEvent) => opensOwnFrame(tree.nodes.find((n) => n.event === call && n.invocation === node.invocation)?.src ?? '');
   const frames =
-    node.event === 'line' ? flow.afterLine(node.src, kind === 'step_into', ownFrame())
+    node.event === 'line' ? flow.afterLine(node.src, kind === 'step_into', ownFrame('call'))
     : node.event === 'call' ? flow.afterCall(node.src)
-    : node.event === 'inv_line' ? flow.beforeLine(node.src)
+    : node.event === 'inv_line' ? flow.beforeLine(node.src, ownFrame('inv_call'))
     : node.event === 'inv_return' ? flow.beforeReturn(node.src, node.index === 0)
     : undefined;
   const left = frames?.filter((f) => f.event !== 'exception');

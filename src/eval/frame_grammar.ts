@@ -34,7 +34,7 @@ import { parseDocument } from '../ndl/parse';
 import type { ParsedFrame } from '../ndl/types';
 import { EXIT_KINDS, eventToken, exitToken, FORWARD_EVENTS, INVERSE_EVENTS, STRUCTURE_TOKENS as S, type ExitKind, type NdlEvent } from '../ndl/tokens';
 import type { TextTokenizer } from '../tokenizer/types';
-import { forwardStop, inverseCaller } from './frame_stack';
+import { forwardStop, inverseStop } from './frame_stack';
 import { LocalNames } from './local_names';
 import type { ProgramCalls } from './program_calls';
 import { ProgramFlow, type NextFrame } from './program_flow';
@@ -165,12 +165,12 @@ export class FrameGrammar {
       return (event, src) => step?.(event, src) ?? (src !== undefined ? names.forFrame(event, [src]) : lineKeys);
     };
     // Where the program's text narrows what comes next, the answer stays inside it (program_flow.ts).
-    const caller = last.event === 'inv_call' ? inverseCaller(doc.frames) : undefined;
-    if (caller === null && (last.action.kind === 'inv_step_into' || last.action.kind === 'inv_step_over')) {
+    const back = forward ? undefined : inverseStop(doc.frames);
+    if (back?.caller === null && (last.action.kind === 'inv_step_into' || last.action.kind === 'inv_step_over')) {
       // Stepping back past the entry's own call leaves the function (spec ndl.md §4).
       return new FrameGrammar(tok, new Map(), INVERSE_EXITS);
     }
-    const stop: Stop = forward ? (forwardStop(doc.frames) ?? {}) : { caller: caller ?? undefined, entryReturn: doc.frames.length === 1 };
+    const stop: Stop = forward ? (forwardStop(doc.frames) ?? {}) : { ownFrame: back?.ownFrame, caller: back?.caller ?? undefined };
     const next = flowAfter(flow, last.action.kind, last.event, last.src, stop);
     if (next) {
       const frames = new Map(next.map((f) => [f.event, srcOf(f.srcs)]));
@@ -278,12 +278,10 @@ function stepDelta(names: LocalNames, calls: ProgramCalls, last: ParsedFrame): K
 
 /** What the document says of its last stop (frame_stack.ts). */
 interface Stop {
-  /** Forward: the stop is in its function's own frame. */
+  /** The stop is in its function's own frame, not a comprehension's or lambda's on the same line. */
   ownFrame?: boolean;
   /** Forward, at a return: the line that called the function; backwards, at a callee's inv_call: the line whose calls it belongs to. */
   caller?: string;
-  /** Backwards: the stop is the entry function's return that opens the document. */
-  entryReturn?: boolean;
 }
 
 /** What the program's text says can follow `action` from a stop with `event` at `src`. */
@@ -296,8 +294,8 @@ function flowAfter(flow: ProgramFlow, action: string, event: NdlEvent | undefine
   if (action === 'step_return' && event === 'line') return flow.returnFrom(src);
   if (action === 'inv_step_call' && event !== 'inv_call' && event !== 'inv_exception') return flow.callOf(src);
   if (action !== 'inv_step_into' && action !== 'inv_step_over') return undefined;
-  if (event === 'inv_line') return flow.beforeLine(src);
-  if (event === 'inv_return') return flow.beforeReturn(src, stop.entryReturn);
+  if (event === 'inv_line') return flow.beforeLine(src, stop.ownFrame);
+  if (event === 'inv_return') return flow.beforeReturn(src, stop.ownFrame);
   if (event === 'inv_call') return stop.caller !== undefined ? flow.beforeCall(stop.caller) : undefined;
   if (event !== 'inv_line_call') return undefined;
   // Stepping back over a line's calls lands on the line itself, into them on the last call's return (spec ndl.md §4).

@@ -9,6 +9,18 @@ import type { ParsedFrame } from '../ndl/types';
 /** A line that may hold a frame of its own whose line events read it (a comprehension, generator expression, lambda) or yields. */
 const OWN_FRAMES = /\b(for|lambda|yield)\b/;
 
+/**
+ * Whether the frames whose events read `src` may be a comprehension's, generator expression's or
+ * lambda's rather than a function's own: the line names one, or it does not finish its
+ * statement (an open bracket, a trailing backslash), so a later line of the statement may.
+ */
+function mayHoldFrames(src: string): boolean {
+  if (OWN_FRAMES.test(src.trim().replace(/^for\b/, ''))) return true;
+  const code = src.replace(/'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"/g, '""').replace(/#.*$/, '');
+  const depth = [...code].reduce((d, ch) => d + ('([{'.includes(ch) ? 1 : ')]}'.includes(ch) ? -1 : 0), 0);
+  return depth > 0 || /\\\s*$/.test(code);
+}
+
 /** Whether a call event with this SRC opens a function's own frame: it reads a `def` line (a comprehension's or lambda's reads its line, a decorated function's the decorator). */
 export function opensOwnFrame(callSrc: string): boolean {
   return /^\s*(async\s+)?def\s/.test(callSrc);
@@ -45,7 +57,7 @@ export function forwardStop(frames: readonly ParsedFrame[]): ForwardStop | undef
     const [before, frame] = [frames[i - 1], frames[i]];
     if (!before.action) return undefined;
     if (before.action.kind === 'breakpoint') {
-      open = [UNKNOWN, { own: OWN_FRAMES.test(frame.src.trim().replace(/^for\b/, '')) ? undefined : true, at: frame.src }];
+      open = [UNKNOWN, { own: mayHoldFrames(frame.src) ? undefined : true, at: frame.src }];
       continue;
     }
     // A frame's return is its last event: whatever comes next is in its caller.
@@ -60,24 +72,45 @@ export function forwardStop(frames: readonly ParsedFrame[]): ForwardStop | undef
   return { ownFrame: stop.own === true, caller: last.event === 'return' && caller?.own === true ? caller.at : undefined };
 }
 
+/** Where an inverse document's last stop is. */
+export interface InverseStop {
+  /** The stop's frame is a function's own, not a comprehension's or lambda's on the same line. */
+  ownFrame: boolean;
+  /** At a callee's inv_call: the line whose calls it belongs to; null at the entry's own call. */
+  caller?: string | null;
+}
+
+interface InverseFrame {
+  own?: boolean;
+  /** The line whose calls opened it (undefined for the entry's frame). */
+  caller?: string;
+}
+
+/** A callee's frame, opened by stepping back onto its return at `src`: a function's own unless a comprehension, generator expression or lambda could return there. */
+const calleeFrame = (src: string, caller: string): InverseFrame => ({ own: mayHoldFrames(src) ? undefined : true, caller });
+
 /**
- * The line whose calls an inverse document's last frame, an inv_call, belongs to: null for the
- * entry function's own call, undefined where the frames do not say. Stepping into a line's calls
- * backwards goes from its inv_line_call copy to the last call's inv_return; from a callee's
- * inv_call the document goes on to an earlier call's inv_return (the same line) or back to the
- * caller's frame.
+ * The frames open at an inverse document's last stop. The document opens at the entry function's
+ * return, in its own frame. Stepping into a line's calls goes from its inv_line_call copy to the
+ * last call's inv_return (a frame opens); from a callee's inv_call the document goes on to an
+ * earlier call's inv_return (a sibling frame of the same line) or back to the caller's frame.
+ * Undefined where the frames do not follow that shape (a truncated run's tree).
  */
-export function inverseCaller(frames: readonly ParsedFrame[]): string | null | undefined {
+export function inverseStop(frames: readonly ParsedFrame[]): InverseStop | undefined {
   if (frames[0]?.event !== 'inv_return') return undefined;
-  const callers: string[] = [];
+  const open: InverseFrame[] = [{ own: true }];
   for (let i = 1; i < frames.length; i++) {
     const [before, frame] = [frames[i - 1], frames[i]];
     if (frame.event === 'inv_return') {
-      if (before.event === 'inv_line_call') callers.push(before.src);
-      else if (before.event !== 'inv_call') return undefined;
-    } else if (before.event === 'inv_call' && frame.event !== 'inv_call') {
-      if (callers.pop() === undefined) return undefined;
+      if (before.event === 'inv_line_call') open.push(calleeFrame(frame.src, before.src));
+      else if (before.event === 'inv_call' && open.length > 1) open.push(calleeFrame(frame.src, open.pop()!.caller!));
+      else return undefined;
+    } else if (before.event === 'inv_call') {
+      if (frame.event === 'inv_call' || open.length < 2) return undefined;
+      open.pop();
     }
   }
-  return callers.length > 0 ? callers[callers.length - 1] : null;
+  const top = open[open.length - 1];
+  const last = frames[frames.length - 1];
+  return { ownFrame: top.own === true, caller: last.event === 'inv_call' ? (top.caller ?? null) : undefined };
 }

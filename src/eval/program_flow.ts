@@ -59,8 +59,12 @@ export class ProgramFlow {
     }, ownFrame);
   }
 
-  /** The frames an inv_step_into or inv_step_over from an inv_line at `src` can land on. */
-  beforeLine(src: string): NextFrame[] | undefined {
+  /**
+   * The frames an inv_step_into or inv_step_over from an inv_line at `src` can land on. `ownFrame`:
+   * the stop is known to be in its function's own frame (frame_stack.ts), so a line with a
+   * comprehension or lambda gets an answer too.
+   */
+  beforeLine(src: string, ownFrame = false): NextFrame[] | undefined {
     return this.union(src, (line, flow) => {
       if (/^\s*except\b/.test(src)) return undefined; // reached from an exception, not a line
       const before = [...flow.successors].filter(([, next]) => next.has(line)).map(([p]) => p);
@@ -72,7 +76,7 @@ export class ProgramFlow {
       if (mayCall.length > 0) frames.push({ event: 'inv_line_call', srcs: mayCall });
       if (line === flow.entry) frames.push({ event: 'inv_call', srcs: [this.source.lines[flow.def - 1]] });
       return frames.length > 0 ? frames : undefined;
-    });
+    }, ownFrame);
   }
 
   /**
@@ -101,8 +105,8 @@ export class ProgramFlow {
   /**
    * The frames an inverse step from an inv_return at `src` can land on: that line's own event.
    * `ownFrame`: the return is known to be a function's, not that of a comprehension or lambda on
-   * the same line (an inverse document opens at its entry function's return), so such a line
-   * gets an answer too.
+   * the same line (an inverse document opens at its entry function's return, frame_stack.ts), so
+   * such a line gets an answer too.
    */
   beforeReturn(src: string, ownFrame = false): NextFrame[] | undefined {
     return this.union(src, (line, flow) => {

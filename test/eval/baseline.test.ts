@@ -145,6 +145,22 @@ describe('rule baseline', () => {
     }
   });
 
+  it("back from a comprehension's line in its function's own frame: like any line; in the comprehension's frame: no rule", async () => {
+    const code = 'def f(xs):\n    ys = [x + 1 for x in xs]\n    return ys\n';
+    const [trace] = traceInProcess([{ id: 'comp', code, input: '[1, 2]' }]);
+    const seen = new Set<string>();
+    for (const t of makeTasks([trace], ['inv_step_into', 'inv_step_over'], { seed: 1, perProgram: 40 }).tasks) {
+      const node = t.tree.nodes[t.node];
+      if (node.event !== 'inv_line' || !node.src.includes('for')) continue;
+      const own = t.tree.nodes.some((n) => n.event === 'inv_call' && n.invocation === node.invocation && n.src === 'def f(xs):');
+      const p = (await rule.predict(t)).frame;
+      seen.add(`${own ? 'own' : 'comprehension'}: ${p?.event} ${p?.src.trim()}`);
+      // The function's first statement: only its call comes before (its arguments the prompt may not show).
+      if (own) expect(scorePrediction({ frame: p }, t.truth)).toMatchObject({ evt: true, src: true });
+    }
+    expect([...seen].sort()).toEqual(['comprehension: inv_line ys = [x + 1 for x in xs]', 'own: inv_call def f(xs):']);
+  });
+
   it('never reads the answer: the same prediction when the truth is replaced', async () => {
     for (const t of makeTasks(fixtureTraces(), ALL_ACTIONS, { seed: 2, perProgram: 1 }).tasks) {
       const fake: NextStateTask = { ...t, truth: { exit: 'never' } };

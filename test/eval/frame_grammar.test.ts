@@ -135,6 +135,20 @@ describe('the frame grammar', () => {
     expect(FrameGrammar.forPrompt(tok, entry, true)!.allowed([id(S.frameSep)])).toEqual(new Set([id(exitToken('inv_exit_entry'))]));
   });
 
+  test("stepping back from a comprehension's line: like any line in its function's own frame, open in the comprehension's", () => {
+    const events = (...names: Parameters<typeof eventToken>[0][]) => names.map((e) => id(eventToken(e)));
+    const code = 'def pack(xs):\n    ys = [x + 1 for x in xs]\n    return ys\n';
+    const comp = '    ys = [x + 1 for x in xs]';
+    const frame = (event: string, src: string, arg: string, action: string) => `<|frame_sep|><|${event}_sep|><|src_sep|>${src}<|arg_sep|>${arg}<|action_sep|><|${action}|>`;
+    const atCopy = `<|begin_of_text|><|trace_context_start|>${code}${frame('inv_return', '    return ys', '"[2]"', 'inv_step_over')}${frame('inv_line', '    return ys', '{"..": ".."}', 'inv_step_over')}`;
+    // Stepped over the comprehension: pack's own frame at its first statement, so only its call comes before.
+    const own = `${atCopy}${frame('inv_line_call', comp, '{"ys": "[2]"}', 'inv_step_over')}${frame('inv_line', comp, '{"..": ".."}', 'inv_step_over')}`;
+    expect(FrameGrammar.forPrompt(tok, own, true)!.allowed([id(S.frameSep)])).toEqual(new Set(events('inv_call')));
+    // Stepped into it: the comprehension's own line events read the same line, so any inverse event may come.
+    const inside = `${atCopy}${frame('inv_line_call', comp, '{"ys": "[2]"}', 'inv_step_into')}${frame('inv_return', comp, '"[2]"', 'inv_step_into')}${frame('inv_line', comp, '{"..": ".."}', 'inv_step_over')}`;
+    expect(FrameGrammar.forPrompt(tok, inside, true)!.allowed([id(S.frameSep)])).toEqual(new Set([...events(...INVERSE_EVENTS), id(exitToken('inv_exit_entry'))]));
+  });
+
   test("LOCALS keys: a step's delta names what the line spells, a call frame its parameters in order", () => {
     const ids = (text: string) => Array.from(tok.encode(text));
     // JSON whitespace may come between tokens; the rest must fit the keys.

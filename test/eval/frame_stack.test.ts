@@ -1,4 +1,4 @@
-import { forwardStop, inverseCaller, opensOwnFrame } from '../../src/eval/frame_stack';
+import { forwardStop, inverseStop, opensOwnFrame } from '../../src/eval/frame_stack';
 import { parseDocument } from '../../src/ndl/parse';
 
 const CODE = 'def inc(x):\n    y = [x + 1 for _ in [0]]\n    return y[0]\n\ndef twice(x):\n    a = inc(x)\n    return inc(a)\n';
@@ -41,17 +41,40 @@ describe('which frame a stop is in, read from the document', () => {
     expect(forwardStop(frames(''))).toBeUndefined();
   });
 
-  test("backwards: the line whose calls a callee's inv_call belongs to, or null at the entry's own call", () => {
+  test("backwards: the frame a stop is in, and the line whose calls a callee's inv_call belongs to (null at the entry's own call)", () => {
     const back = [
       frame('inv_return', '    return inc(a)', '"3"', '<|inv_step_into|>'),
       frame('inv_line_call', '    return inc(a)', '{"..": ".."}', '<|inv_step_into|>'),
       frame('inv_return', '    return y[0]', '"3"', '<|inv_step_call|>'),
       frame('inv_call', 'def inc(x):', '{"x": "2"}', '<|inv_step_into|>'),
     ].join('');
-    expect(inverseCaller(frames(back))).toBe('    return inc(a)');
+    expect(inverseStop(frames(back))).toEqual({ ownFrame: true, caller: '    return inc(a)' });
     const out = back + frame('inv_line', '    return inc(a)', '{"x": "1", "a": "2"}', '<|inv_step_call|>') + frame('inv_call', 'def twice(x):', '{"x": "1"}', '<|inv_step_over|>');
-    expect(inverseCaller(frames(out))).toBeNull();
-    expect(inverseCaller(frames(frame('inv_call', 'def twice(x):', '{"x": "1"}', '<|inv_step_over|>')))).toBeUndefined();
+    expect(inverseStop(frames(out))).toEqual({ ownFrame: true, caller: null });
+    // A truncated run's tree does not open at a return: nothing is known.
+    expect(inverseStop(frames(frame('inv_call', 'def twice(x):', '{"x": "1"}', '<|inv_step_over|>')))).toBeUndefined();
+    // Into the first call of twice's line: inc's frame, stepped back to its comprehension line.
+    const toCompLine = [
+      frame('inv_return', '    return inc(a)', '"3"', '<|inv_step_over|>'),
+      frame('inv_line_call', '    return inc(a)', '{"..": ".."}', '<|inv_step_over|>'),
+      frame('inv_line', '    return inc(a)', '{"..": ".."}', '<|inv_step_into|>'),
+      frame('inv_line_call', '    a = inc(x)', '{"a": "2"}', '<|inv_step_into|>'),
+      frame('inv_return', '    return y[0]', '"2"', '<|inv_step_over|>'),
+      frame('inv_line', '    return y[0]', '{"..": ".."}', '<|inv_step_over|>'),
+    ].join('');
+    const comp = '    y = [x + 1 for _ in [0]]';
+    const onLine = toCompLine + frame('inv_line_call', comp, '{"y": "[2]"}', '<|inv_step_over|>') + frame('inv_line', comp, '{"..": ".."}', '<|inv_step_over|>');
+    expect(inverseStop(frames(onLine))).toEqual({ ownFrame: true, caller: undefined });
+    // Into the comprehension instead: its frame's line events read the same line.
+    const inComp = toCompLine + frame('inv_line_call', comp, '{"y": "[2]"}', '<|inv_step_into|>') + frame('inv_return', comp, '"[2]"', '<|inv_step_into|>') + frame('inv_line', comp, '{"..": ".."}', '<|inv_step_over|>');
+    expect(inverseStop(frames(inComp))).toEqual({ ownFrame: false, caller: undefined });
+    // A return at a line that does not finish its statement may be a comprehension's on a later line.
+    const multiLine = [
+      frame('inv_return', '    return inc(a)', '"3"', '<|inv_step_into|>'),
+      frame('inv_line_call', '    return inc(a)', '{"..": ".."}', '<|inv_step_into|>'),
+      frame('inv_return', '    return sum([', '"3"', '<|inv_step_into|>'),
+    ].join('');
+    expect(inverseStop(frames(multiLine))).toEqual({ ownFrame: false, caller: undefined });
   });
 
   test('a call opens a function\'s own frame where it reads a def line', () => {

@@ -71,6 +71,20 @@ const CODE = [
 
 const FLOW = new ProgramFlow(new ProgramSource(CODE));
 
+const COMPREHENSIONS = [
+  'def grow(xs):',
+  '    ys = [x + 1 for x in xs]',
+  '    for k in range(3):',
+  '        ys = [y + k for y in ys]',
+  '        n = len([y for y in ys if y > k])',
+  '    return sorted(ys, key=lambda v: -v)',
+  '',
+  'def f(xs):',
+  '    m = grow(xs)',
+  '    return [v * 2 for v in grow(m)]',
+  '',
+].join('\n');
+
 /** The answer as `event: src | src` strings, sorted, for readable expectations. */
 function shown(frames: NextFrame[] | undefined): string[] | undefined {
   return frames?.map((f) => `${f.event}: ${f.srcs ? [...f.srcs].map((s) => s.trim()).sort().join(' | ') : '*'}`).sort();
@@ -168,6 +182,8 @@ describe('program flow', () => {
     expect(FLOW.afterLine('    ys = [x * 2 for x in xs]', false)).toBeUndefined();
     expect(shown(FLOW.afterLine('    ys = [x * 2 for x in xs]', false, true))).toEqual(['exception: ys = [x * 2 for x in xs]', 'line: n = len(ys)']);
     expect(shown(FLOW.afterLine('    ys = [x * 2 for x in xs]', true, true))).toEqual(['call: *', 'exception: ys = [x * 2 for x in xs]']);
+    // Backwards the same: a comprehension's line, known to be the function's, steps back like any line.
+    expect(shown(FLOW.beforeLine('    ys = [x * 2 for x in xs]', true))).toEqual(['inv_call: def comp(xs):']);
   });
 
   test('no answer where the text does not settle it', () => {
@@ -189,13 +205,17 @@ describe('program flow', () => {
   });
 
   test('Python agrees: from every stop of every run, each action lands on an event and line the rules allow', () => {
-    const traces = traceInProcess(['[1, 2, 3, 4]', '[1, 2]'].map((input, k) => ({ id: `flow-${k}`, code: CODE, input })));
+    const traces = traceInProcess([
+      ...['[1, 2, 3, 4]', '[1, 2]'].map((input, k) => ({ id: `flow-${k}`, code: CODE, input })),
+      // Comprehension lines in a loop and after a call: each runs in its function's frame and in its own.
+      ...['[1, 2, 3]', '[5]'].map((input, k) => ({ id: `comp-${k}`, code: COMPREHENSIONS, input })),
+    ]);
     const fired: Record<string, number> = {};
     for (const t of [...traces, ...fixtureTraces()]) {
       for (const tree of [buildForwardTree(t), buildInverseTree(t)]) {
         const flow = new ProgramFlow(new ProgramSource(tree.context ?? ''));
         // What the decoder reads from the document (frame_stack.ts), here from the tree: the frame's call, and the caller's line.
-        const callOf = (n: StateNode) => tree.nodes.find((m) => m.event === 'call' && m.invocation === n.invocation);
+        const callOf = (n: StateNode) => tree.nodes.find((m) => m.event === (tree.direction === 'forward' ? 'call' : 'inv_call') && m.invocation === n.invocation);
         const callerOf = (n: StateNode) => tree.nodes.slice(0, tree.nodes.indexOf(callOf(n)!)).reverse().find((m) => m.depth < n.depth);
         const answerFor = (node: StateNode, kind: string): NextFrame[] | undefined => {
           if (kind === 'step_return') return node.event === 'line' ? flow.returnFrom(node.src) : undefined;
@@ -206,7 +226,7 @@ describe('program flow', () => {
             const caller = callerOf(node);
             return caller && opensOwnFrame(callOf(caller)?.src ?? '') ? flow.afterReturn(caller.src) : undefined;
           }
-          if (node.event === 'inv_line') return flow.beforeLine(node.src);
+          if (node.event === 'inv_line') return flow.beforeLine(node.src, opensOwnFrame(callOf(node)?.src ?? ''));
           if (node.event === 'inv_line_call') return kind === 'inv_step_into' ? flow.intoCalls(node.src) : undefined;
           if (node.event === 'inv_call') {
             // The caller: the inv_line_call copy one level up that the callee's reversed nodes follow.
@@ -221,7 +241,8 @@ describe('program flow', () => {
           for (const kind of tree.direction === 'forward' ? ['step_into', 'step_over', 'step_return'] : ['inv_step_into', 'inv_step_over', 'inv_step_call']) {
             const answer = answerFor(node, kind);
             if (!answer) continue;
-            fired[`${kind} from ${node.event}`] = (fired[`${kind} from ${node.event}`] ?? 0) + 1;
+            const key = `${kind} from ${node.event}${node.event === 'inv_line' && /[[({][^\]})]*\bfor\b/.test(node.src) ? ' with a comprehension' : ''}`;
+            fired[key] = (fired[key] ?? 0) + 1;
             const next = tree.nodes[nextNode(tree, i, { kind } as Parameters<typeof nextNode>[2])];
             const allowed = next !== undefined && answer.some((a) => a.event === next.event && (!a.srcs || a.srcs.includes(next.src)));
             expect([t.id, kind, node.src, next?.event, next?.src, allowed]).toEqual([t.id, kind, node.src, next?.event, next?.src, true]);
@@ -229,7 +250,7 @@ describe('program flow', () => {
         });
       }
     }
-    for (const key of ['step_into from line', 'step_over from line', 'step_return from line', 'inv_step_into from inv_line', 'inv_step_over from inv_return', 'inv_step_call from inv_line', 'inv_step_into from inv_line_call', 'inv_step_into from inv_call', 'inv_step_over from inv_call', 'step_into from call', 'step_over from return']) {
+    for (const key of ['step_into from line', 'step_over from line', 'step_return from line', 'inv_step_into from inv_line', 'inv_step_over from inv_line with a comprehension', 'inv_step_over from inv_return', 'inv_step_call from inv_line', 'inv_step_into from inv_line_call', 'inv_step_into from inv_call', 'inv_step_over from inv_call', 'step_into from call', 'step_over from return']) {
       expect([key, fired[key] > 10]).toEqual([key, true]);
     }
   });
