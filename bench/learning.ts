@@ -90,6 +90,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const r = budgets.kind === 'steps' ? await trainAndEvaluate({ ...o, steps: value }, data, runDir, null, seconds) : await trainAndEvaluate(o, data, runDir, value, seconds);
     if (r.ndlEpochs > MAX_NDL_EPOCHS) process.stderr.write(`      note: ${label} read the NDL documents ${r.ndlEpochs.toFixed(2)} times (more than ${MAX_NDL_EPOCHS}): give --programs ${programsFor(r.tokens, ndlTokens / programs, programs)} for this budget\n`);
     points.push({ ...learningPoint(label, r), runDir });
+    r.completer.close();
   }
   const longest = points[points.length - 1];
   const section: ReportSection = { title: 'Learning curve (quickstart recipe, one run per budget)', html: learningHtml(points) };

@@ -173,6 +173,7 @@ export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<Qui
   const transcriptFile = path.join(dir, 'debug-session.txt');
   const transcript = await scriptedDebugSession(run.completer, transcriptFile);
   process.stderr.write(transcript.map((l) => `      ${l}`).join('\n') + '\n');
+  run.completer.close();
   done(transcriptFile, t, seconds, 'debug');
 
   seconds.total = (Date.now() - total) / 1000;

@@ -8,7 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { NaiveBaseline, RuleBaseline } from '../eval/baseline';
-import { CompleterPredictor, type TextCompleter } from '../eval/completer';
+import { CompleterPredictor } from '../eval/completer';
 import { copyProbeOf, formatCopyProbe, modelLogProbs, type CopyProbeResult } from '../eval/copy_probe';
 import { runCruxEvalSuite, type CruxEvalSuite } from '../eval/cruxeval_suite';
 import { loadModelCompleter, writeJson } from '../eval/load';
@@ -48,7 +48,7 @@ export function cruxevalFile(flag: string | undefined): string | undefined {
 }
 
 export interface RunEvaluation {
-  completer: TextCompleter;
+  completer: ModelCompleter;
   result: NextStateResult;
   copyProbe: CopyProbeResult;
   srcTokens: SrcTokenAccuracy;
@@ -79,7 +79,8 @@ async function heldOutNextState(o: QuickstartOptions & EvalExtras, data: Quickst
 export async function evaluateRun(o: QuickstartOptions & EvalExtras, data: QuickstartData, runDir: string, checkpoint: string, seconds: StageSeconds): Promise<RunEvaluation> {
   const t = Date.now();
   stage(7, 'eval', `next-state accuracy on ${data.testTraces.length} distinct held-out programs (${data.evalSplit} split), every action, SRC constrained${o.freeSrc ? ' and free' : ''}, beside the rule baseline and the naive one`);
-  const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never });
+  // The eval's many prompts decode in worker processes side by side, with the same answers (decode_pool.ts).
+  const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never, decodeWorkers: o.workers });
   const evalDir = path.join(runDir, 'eval');
   fs.mkdirSync(evalDir, { recursive: true });
   const { result, tasks } = await heldOutNextState(o, data, completer, evalDir);

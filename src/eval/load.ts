@@ -14,6 +14,7 @@ import { UserError } from '../util/errors';
 import { replaceFileAtomic } from '../util/fsync';
 import { Progress } from '../util/progress';
 import type { TextCompleter } from './completer';
+import { DecodePool } from './decode_pool';
 import { DEFAULT_MAX_NEW_TOKENS, ModelCompleter } from './model_completer';
 import { OracleCompleter } from './oracle_completer';
 
@@ -33,6 +34,8 @@ export interface CompleterSpec {
   beams?: number;
   /** Prompts decoded together by a model (model_completer.ts DEFAULT_BATCH_SIZE). */
   batchSize?: number;
+  /** Worker processes that decode many prompts side by side on a CPU backend (decode_pool.ts); default 1, none. */
+  decodeWorkers?: number;
 }
 
 export async function loadCompleter(spec: CompleterSpec, traces: TraceRecord[]): Promise<TextCompleter> {
@@ -46,7 +49,7 @@ export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: str
   if (!fs.existsSync(path.join(spec.checkpoint, 'model.safetensors'))) {
     throw new UserError(`--checkpoint ${spec.checkpoint}: no model.safetensors there (pass a checkpoint directory, e.g. RUN/checkpoints/step-000100)`);
   }
-  await initBackend(spec.backend ?? 'auto');
+  const backend = await initBackend(spec.backend ?? 'auto');
   const { model, seqLen } = loadModelFromCheckpoint(spec.checkpoint);
   const tokenizerFile = checkpointTokenizerPath(spec.checkpoint);
   if (!tokenizerFile) throw new UserError(`--checkpoint ${spec.checkpoint}: no tokenizer recorded (tokenizer.model or state.json "tokenizer")`);
@@ -55,7 +58,15 @@ export async function loadModelCompleter(spec: CompleterSpec & { checkpoint: str
     throw new UserError(`tokenizer ${tokenizerFile} has ${tokenizer.vocabSize} ids but the model in ${spec.checkpoint} expects ${model.config.vocab_size}`);
   }
   // Prompts are fitted to the context the checkpoint was trained at, not to max_seq_len.
-  return new ModelCompleter(model, tokenizer, { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, constrainFrame: spec.constrainFrame, walkSteps: spec.walkSteps, beams: spec.beams, batchSize: spec.batchSize, seqLen });
+  const options = { maxNewTokens: spec.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS, constrainSrc: spec.constrainSrc, constrainFrame: spec.constrainFrame, walkSteps: spec.walkSteps, beams: spec.beams, batchSize: spec.batchSize, seqLen };
+  return new ModelCompleter(model, tokenizer, options, decodePool(spec, spec.checkpoint, backend.choice));
+}
+
+/** Decode workers where asked for and where they help: a GPU runs one process's batches already in parallel. */
+function decodePool(spec: CompleterSpec, checkpoint: string, backend: string): DecodePool | undefined {
+  const workers = spec.decodeWorkers ?? 1;
+  if (!(Number.isInteger(workers) && workers >= 1)) throw new UserError(`--decode-workers ${workers}: expected a whole number >= 1`);
+  return workers > 1 && backend !== 'tensorflow-gpu' ? new DecodePool({ checkpoint, backend }, workers) : undefined;
 }
 
 /** Programs from a CruxEval-style JSONL file, optionally the first `limit`. */

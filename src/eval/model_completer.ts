@@ -8,7 +8,8 @@
  * such tasks as did_not_fit), and the answer may use whatever room the prompt leaves, up to
  * maxNewTokens; an answer that limit cuts is decoded once more with no 4-gram repeated
  * (model/no_repeat.ts). An unsampled answer to a breakpoint is walked by the model's own single
- * steps (jump_walk.ts) unless walkSteps is 0.
+ * steps (jump_walk.ts) unless walkSteps is 0. Many prompts at once may be decoded by worker
+ * processes that hold the same model (decode_pool.ts), with the same answers.
  */
 import type { LlamaModel } from '../model/model';
 import { beamSearch, beamSearchBatch } from '../model/beam';
@@ -18,6 +19,7 @@ import { withoutRepeatedNgrams } from '../model/no_repeat';
 import { EXIT_KINDS, exitToken, STRUCTURE_TOKENS, DOCUMENT_TOKENS } from '../ndl/tokens';
 import type { Tokenizer } from '../tokenizer';
 import { answerRoom, nextFrameRoom, type PromptBudget } from './budget';
+import type { DecodePool } from './decode_pool';
 import { PromptTooLongError, type TextCompleter } from './completer';
 import { FrameGrammar } from './frame_grammar';
 import { DEFAULT_WALK_STEPS, walkJumps, WALKED_ACTIONS } from './jump_walk';
@@ -78,6 +80,8 @@ export class ModelCompleter implements TextCompleter {
     readonly model: LlamaModel,
     readonly tokenizer: Tokenizer,
     private readonly options: ModelCompleterOptions = { maxNewTokens: DEFAULT_MAX_NEW_TOKENS },
+    /** Worker processes holding the same model, which decode many prompts side by side (decode_pool.ts). */
+    private readonly pool?: DecodePool,
   ) {
     this.stops = [
       STRUCTURE_TOKENS.actionSep,
@@ -122,7 +126,12 @@ export class ModelCompleter implements TextCompleter {
 
   /** The same model and tokenizer with SRC decoding constrained or free. */
   withSrcConstraint(on: boolean): ModelCompleter {
-    return new ModelCompleter(this.model, this.tokenizer, { ...this.options, constrainSrc: on });
+    return new ModelCompleter(this.model, this.tokenizer, { ...this.options, constrainSrc: on }, this.pool);
+  }
+
+  /** Stops the decode workers, if any (they also stop when this process exits). */
+  close(): void {
+    this.pool?.close();
   }
 
   async completeFrame(prefix: string, options: PredictOptions = {}): Promise<string> {
@@ -131,6 +140,7 @@ export class ModelCompleter implements TextCompleter {
   }
 
   async completeFrames(prefixes: string[], options: PredictOptions = {}): Promise<string[]> {
+    if (this.pool?.takes(prefixes.length)) return this.pool.completeFrames(prefixes, options, { ...this.options });
     return this.walked(prefixes, await this.decodeFrames(prefixes, options), options);
   }
 

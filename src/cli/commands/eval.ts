@@ -38,6 +38,7 @@ function modelOptions<T>(y: Argv<T>) {
     .option('out', { type: 'string', describe: 'Results directory (default: RUN/eval for a checkpoint in RUN/checkpoints/)' })
     .option('limit', { type: 'number', describe: 'Only the first N programs' })
     .option('workers', { type: 'number', default: 1, describe: 'Sandbox workers for tracing and checking' })
+    .option('decode-workers', { type: 'number', default: 1, describe: 'Processes that decode a model\'s answers side by side on a CPU backend, with the same answers (e.g. the number of cores)' })
     .option('seed', { type: 'number', default: 0, describe: 'Seed of task sampling and of sampled decoding' })
     .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' });
 }
@@ -49,7 +50,7 @@ function checkArgs(a: Args): void {
   if (a.checkpoint) assertCheckpointDir(a.checkpoint as string);
   const walk = a['walk-steps'];
   if (walk !== undefined && !(Number.isInteger(walk) && (walk as number) >= 0)) throw new UserError(`--walk-steps must be a non-negative integer, got ${String(walk)}`);
-  for (const k of ['workers', 'max-new-tokens', 'beams', 'batch-size', 'limit', 'per-program', 'samples', 'max-prefix-frames']) {
+  for (const k of ['workers', 'decode-workers', 'max-new-tokens', 'beams', 'batch-size', 'limit', 'per-program', 'samples', 'max-prefix-frames']) {
     const v = a[k];
     if (v !== undefined && !(Number.isInteger(v) && (v as number) >= (k === 'samples' ? 0 : 1))) throw new UserError(`--${k} must be a positive integer, got ${String(v)}`);
   }
@@ -69,6 +70,7 @@ function completerSpec(a: Args): CompleterSpec {
     walkSteps: a['walk-steps'] as number,
     beams: a.beams as number,
     batchSize: a['batch-size'] as number,
+    decodeWorkers: a['decode-workers'] as number,
   };
 }
 

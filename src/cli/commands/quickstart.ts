@@ -28,7 +28,7 @@ export const quickstartCommand: CommandModule = {
       .option('tokenizer', { type: 'string', default: QUICKSTART_DEFAULTS.tokenizer, describe: 'Tokenizer model' })
       .option('backend', { type: 'string', choices: BACKENDS as unknown as string[], default: QUICKSTART_DEFAULTS.backend, describe: 'tfjs backend' })
       .option('seed', { type: 'number', default: QUICKSTART_DEFAULTS.seed, describe: 'Seed of every stage' })
-      .option('workers', { type: 'number', default: QUICKSTART_DEFAULTS.workers, describe: 'Sandbox and tokenizer workers' })
+      .option('workers', { type: 'number', default: QUICKSTART_DEFAULTS.workers, describe: 'Sandbox, tokenizer and decode workers (processes side by side)' })
       .option('set', { type: 'string', array: true, default: [] as string[], describe: 'Override a training config field, e.g. --set train.micro_batch_size=4' })
       .option('cruxeval', { type: 'string', default: SHIPPED_CRUXEVAL, describe: 'CruxEval JSONL: real code (next-state and the paper\'s CruxEval protocol) on a fixed sample; the shipped copy by default, none to skip' })
       .option('cruxeval-programs', { type: 'number', default: EVAL_DEFAULTS.cruxevalPrograms, describe: 'The CruxEval sample: its first N programs' })
