@@ -80,7 +80,7 @@ export async function evaluateRun(o: QuickstartOptions & EvalExtras, data: Quick
   const t = Date.now();
   stage(7, 'eval', `next-state accuracy on ${data.testTraces.length} distinct held-out programs (${data.evalSplit} split), every action, SRC constrained${o.freeSrc ? ' and free' : ''}, beside the rule baseline and the naive one`);
   // The eval's many prompts decode in worker processes side by side, with the same answers (decode_pool.ts).
-  const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never, decodeWorkers: o.workers });
+  const completer = await loadModelCompleter({ checkpoint, backend: o.backend as never, decodeWorkers: Math.max(1, o.workers) });
   const evalDir = path.join(runDir, 'eval');
   fs.mkdirSync(evalDir, { recursive: true });
   const { result, tasks } = await heldOutNextState(o, data, completer, evalDir);
