@@ -6,8 +6,10 @@
  */
 import type { ParsedFrame } from '../ndl/types';
 
-/** A line that may hold a frame of its own whose line events read it (a comprehension, generator expression, lambda) or yields. */
-const OWN_FRAMES = /\b(for|lambda|yield)\b/;
+/** Whether a line names a frame of its own whose line events read it (a comprehension, generator expression, lambda) or yields; a `for` statement's own keyword does not count. */
+export function namesOwnFrames(src: string): boolean {
+  return /\b(for|lambda|yield)\b/.test(src.trim().replace(/^for\b/, ''));
+}
 
 /**
  * Whether the frames whose events read `src` may be a comprehension's, generator expression's or
@@ -15,7 +17,7 @@ const OWN_FRAMES = /\b(for|lambda|yield)\b/;
  * statement (an open bracket, a trailing backslash), so a later line of the statement may.
  */
 function mayHoldFrames(src: string): boolean {
-  if (OWN_FRAMES.test(src.trim().replace(/^for\b/, ''))) return true;
+  if (namesOwnFrames(src)) return true;
   const code = src.replace(/'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"/g, '""').replace(/#.*$/, '');
   const depth = [...code].reduce((d, ch) => d + ('([{'.includes(ch) ? 1 : ')]}'.includes(ch) ? -1 : 0), 0);
   return depth > 0 || /\\\s*$/.test(code);

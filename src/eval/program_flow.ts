@@ -19,6 +19,7 @@
  */
 import type { NdlEvent } from '../ndl/tokens';
 import { functionFlow, RETURNS, type FunctionFlow } from './control_flow';
+import { namesOwnFrames } from './frame_stack';
 import { ProgramCalls } from './program_calls';
 import type { ProgramSource } from './session_source';
 
@@ -28,7 +29,6 @@ export interface NextFrame {
   srcs?: readonly string[];
 }
 
-const OWN_FRAMES = /\b(for|lambda|yield)\b/;
 
 type Answer = (line: number, flow: FunctionFlow) => NextFrame[] | undefined;
 
@@ -175,8 +175,7 @@ export class ProgramFlow {
 
   /** Each statement reading `src` answers; undefined if any cannot (or its line opens frames of its own, unless `ownFrame`). */
   private union(src: string, answer: Answer, ownFrame = false): NextFrame[] | undefined {
-    const body = src.trim().replace(/^for\b/, '');
-    if (!ownFrame && OWN_FRAMES.test(body)) return undefined;
+    if (!ownFrame && namesOwnFrames(src)) return undefined;
     const at = this.source.statements.filter((s) => s.src === src);
     if (at.length === 0) return undefined;
     const merged = new Map<NdlEvent, Set<string> | undefined>();
