@@ -185,6 +185,7 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
     maskContext: false,
     workers: Math.max(0, o.workers - 1),
     force: true,
+    pieceDropout: o.pieceDropout,
   });
   const packing = manifest.sources.map((src) => `${src.name}: ${src.packing?.mode}, ${src.packing?.documentsSplit} split, ${pct(src.packing?.paddingFraction ?? 0, 1)} padding`);
   done(`${dataDir}/manifest.json (${packing.join('; ')})`, t, seconds, 'data');

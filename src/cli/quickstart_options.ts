@@ -32,6 +32,8 @@ export interface QuickstartOptions {
   seed: number;
   workers: number;
   codeBytes: number;
+  /** Piece dropout on the training documents (src/tokenizer/piece_dropout.ts); 0 keeps the canonical pieces. */
+  pieceDropout: number;
   force: boolean;
   /** Extra `--set` overrides for the training config. */
   set: string[];
@@ -102,6 +104,7 @@ export const QUICKSTART_DEFAULTS: Omit<QuickstartOptions, 'out'> = {
   seed: 0,
   workers: 2,
   codeBytes: 2 << 20,
+  pieceDropout: 0,
   force: false,
   set: [],
 };

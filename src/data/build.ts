@@ -48,6 +48,11 @@ export interface BuildOptions {
   /** Directory code sources: larger .py files are skipped (default 1 MiB). */
   maxFileBytes?: number;
   quiet?: boolean;
+  /**
+   * Piece dropout on training documents (src/tokenizer/piece_dropout.ts): each word piece split
+   * with this probability, drawn from splitSeed and the document's text; absent or 0: off.
+   */
+  pieceDropout?: number;
 }
 
 /** Bytes of text per tokenizer task: big enough to amortize messaging, small enough to balance. */
@@ -130,6 +135,7 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
   const dedup = opts.dedup ?? false;
   if (dedup && !(dedup.threshold > 0 && dedup.threshold <= 1)) throw new UserError(`--near-dup-threshold must be in (0, 1], got ${dedup.threshold}`);
   if (dedup && !Number.isInteger(dedup.seed)) throw new UserError(`--dedup-seed must be an integer, got ${dedup.seed}`);
+  if (opts.pieceDropout !== undefined && !(opts.pieceDropout >= 0 && opts.pieceDropout <= 1)) throw new UserError(`--piece-dropout must be in [0, 1], got ${opts.pieceDropout}`);
   const maxFileBytes = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   if (!Number.isInteger(maxFileBytes) || maxFileBytes < 1) throw new UserError(`--max-file-mb must give at least one byte, got ${maxFileBytes} bytes`);
   const against = opts.against ?? [];
@@ -144,7 +150,7 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
   const rowsPerShard = Math.max(1, Math.floor(shardBytesMax / rowBytes));
   prepareOutDir(opts.out, opts.force);
 
-  const pool = new DocumentEncoder(tok, { maskContext: opts.maskContext }, opts.workers);
+  const pool = new DocumentEncoder(tok, { maskContext: opts.maskContext }, opts.workers, opts.pieceDropout ? { probability: opts.pieceDropout, seed: opts.splitSeed, rowLen } : undefined);
   const sources: ManifestSource[] = [];
   try {
     for (const [index, spec] of opts.sources.entries()) {
@@ -191,7 +197,7 @@ export async function buildDataset(opts: BuildOptions): Promise<Manifest> {
     seqLen: opts.seqLen,
     rowLen,
     tokenDtype,
-    packing: { rowOverlap: 1, maskContext: opts.maskContext, valFraction: opts.valFraction, splitSeed: opts.splitSeed, shardBytesMax },
+    packing: { rowOverlap: 1, maskContext: opts.maskContext, valFraction: opts.valFraction, splitSeed: opts.splitSeed, shardBytesMax, ...(opts.pieceDropout ? { pieceDropout: opts.pieceDropout } : {}) },
     filters: { dedup: dedup ? { ...dedup } : null, against, maxFileBytes },
     sources,
   };
@@ -255,7 +261,7 @@ async function encodeSource(
   let taskBytes = 0;
   const submit = async () => {
     if (!texts.length) return;
-    inFlight.push({ splits, bytes, result: pool.encode(texts) });
+    inFlight.push({ splits, bytes, result: pool.encode(texts, splits.map((s) => s === 'train')) });
     // Attach a handler now so a rejected task is not reported as unhandled before it is drained.
     inFlight[inFlight.length - 1].result.catch(() => undefined);
     texts = [];

@@ -104,6 +104,8 @@ export const ManifestSchema = z
         valFraction: z.number().min(0).max(1),
         splitSeed: z.number().int(),
         shardBytesMax: z.number().int().positive(),
+        /** Piece dropout on the training documents (absent: none; src/tokenizer/piece_dropout.ts). */
+        pieceDropout: z.number().gt(0).max(1).optional(),
       })
       .strict(),
     /** What the build removed documents by (absent in data sets built before it existed). */

@@ -7,7 +7,7 @@ import { DOCUMENT_TOKENS, SPECIAL_TOKENS } from '../ndl/tokens';
 import { UserError } from '../util/errors';
 import { assetPath } from '../util/paths';
 import { escapeForSpm, firstLoneSurrogate, unescapeFromSpm } from './escape';
-import { ModelInfo, parseModelProto, PieceType, TrainerInfo } from './model-proto';
+import { ModelInfo, ModelPiece, parseModelProto, PieceType, TrainerInfo } from './model-proto';
 import { EncodePool } from './encode-pool';
 import type { BatchOptions, TextTokenizer } from './types';
 import { modelProblems } from './validate';
@@ -118,6 +118,11 @@ export class Tokenizer implements TextTokenizer {
   pieces(text: string): string[] {
     checkWellFormed(text);
     return this.spp.encodePieces(escapeForSpm(text));
+  }
+
+  /** The model's piece table, by id (escaped form), for PieceDropout. */
+  get modelPieces(): readonly ModelPiece[] {
+    return this.info.pieces;
   }
 
   /** Id of a piece, e.g. idOf('<|frame_sep|>'). Throws if the model has no such piece. */

@@ -41,6 +41,7 @@ const build: CommandModule = {
       .option('dedup-seed', { type: 'number', default: DEFAULT_DEDUP.seed, describe: 'Seed of the MinHash functions' })
       .option('against', { type: 'string', array: true, describe: 'Eval set (CruxEval-format JSONL), repeatable: drop documents of any source that contain one of its programs' })
       .option('max-file-mb', { type: 'number', default: 1, describe: 'Directory code sources: skip .py files larger than this many MiB' })
+      .option('piece-dropout', { type: 'number', default: 0, describe: 'Split each word piece of the training documents into smaller pieces with this probability (subword regularization, seeded by --split-seed; sentencepiece tokenizers only)' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress output' }),
   handler: async (a) => {
     const args = a as unknown as Record<string, unknown>;
@@ -62,6 +63,7 @@ const build: CommandModule = {
       against: (args.against as string[] | undefined) ?? [],
       maxFileBytes: Math.round((args['max-file-mb'] as number) * 2 ** 20),
       quiet: args.quiet as boolean,
+      pieceDropout: args['piece-dropout'] as number,
     });
     const secs = (Date.now() - start) / 1000;
     for (const s of m.sources) {
