@@ -113,10 +113,12 @@ export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, ru
   const lastLoss = mean(losses.slice(-window));
   const checkpoints = listCheckpoints(runDir);
   if (checkpoints.length === 0) throw new Error(`quickstart: training wrote no checkpoint under ${runDir}`);
-  const checkpoint = checkpoints[checkpoints.length - 1].dir;
+  // The run's averaged checkpoint where its config asks for one (train.average_last), else its last.
+  const checkpoint = trained.averaged?.dir ?? checkpoints[checkpoints.length - 1].dir;
+  const averagedNote = trained.averaged ? ` (the mean weights of steps ${trained.averaged.steps.join(', ')})` : '';
   const tokensPerS = trained.tokens / Math.max(trained.loopSeconds, 1e-9);
   const epochs = ndlEpochs(ndlTrainTokens(data.dataDir), trained.tokens);
-  done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(tokensPerS)} tokens/s, ${trained.tokens} tokens, ${epochs.toFixed(2)} epochs of the NDL documents), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}`, t, seconds, 'train');
+  done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(tokensPerS)} tokens/s, ${trained.tokens} tokens, ${epochs.toFixed(2)} epochs of the NDL documents), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}${averagedNote}`, t, seconds, 'train');
   return { runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, budget, machine, tokensPerS, ndlEpochs: epochs };
 }
 

@@ -89,6 +89,11 @@ export const TrainSchema = z
     keep_last: int(1).default(2),
     /** ...plus every checkpoint whose step is a multiple of this (0: none kept permanently). */
     keep_every: int(0).default(0),
+    /**
+     * At the end of the run, write RUN/averaged: the mean weights of the newest N checkpoints
+     * (src/train/average.ts); 0 or 1 writes none. The newest N are kept whatever keep_last says.
+     */
+    average_last: int(0).default(0),
     /** Stop after this many consecutive steps with a NaN/Inf loss or gradient. */
     max_bad_steps: int(1).default(5),
     /**

@@ -5,6 +5,7 @@ import { loadInitWeights } from './init_from';
 import { CHECKPOINT_SEQ_LEN_KEY } from '../model/checkpoint';
 import { loadRunConfig, type ResolvedRun } from './run_config';
 import { train, TrainSummary } from './trainer';
+import { writeAveragedCheckpoint, type AveragedRecord } from './average';
 
 /**
  * `ndbg train` as a function: config file + overrides → validated run config (fails here, before
@@ -29,7 +30,7 @@ function recordedConfig(run: ResolvedRun, initRecord: unknown): Record<string, u
   return config;
 }
 
-export async function trainFromConfig(o: TrainFromConfigOptions): Promise<TrainSummary & { backend: string }> {
+export async function trainFromConfig(o: TrainFromConfigOptions): Promise<TrainSummary & { backend: string; averaged?: { dir: string } & AveragedRecord }> {
   const run = loadRunConfig(o.config, o.overrides);
   // Read before any backend or model exists, so a bad train.init_from fails first.
   const init = run.config.train.init_from ? loadInitWeights(run.config.train.init_from, run.model) : undefined;
@@ -49,7 +50,10 @@ export async function trainFromConfig(o: TrainFromConfigOptions): Promise<TrainS
       },
       { runDir: o.runDir, train: run.config.train, optim: run.config.optim, resume: o.resume, quiet: o.quiet, log: o.log },
     );
-    return { ...summary, backend: backend.choice };
+    // A run a signal stopped is not over: its average waits for the resumed run's end.
+    const averageLast = run.config.train.average_last;
+    const averaged = averageLast > 1 && !summary.stoppedBySignal ? writeAveragedCheckpoint(o.runDir, averageLast) : undefined;
+    return { ...summary, backend: backend.choice, averaged };
   } finally {
     llama.dispose();
   }

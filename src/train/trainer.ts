@@ -243,7 +243,7 @@ function saveCheckpoint(deps: TrainerDeps, o: TrainOptions, opt: Optimizer, c: C
     tokenizer: deps.tokenizer,
   };
   writeCheckpointDir(o.runDir, c.step, packCheckpoint({ weights: deps.model.getWeights(), optimizer: opt.state(), state, config: deps.resolvedConfig }));
-  pruneCheckpoints(o.runDir, o.train.keep_last, o.train.keep_every, c.step);
+  pruneCheckpoints(o.runDir, Math.max(o.train.keep_last, o.train.average_last), o.train.keep_every, c.step);
 }
 
 /** SIGINT/SIGTERM ask the loop to stop after the current step (with a checkpoint). */

@@ -2,6 +2,7 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { loadModelFromCheckpoint } from '../../src/model/checkpoint';
+import { averagedSteps } from '../../src/train/average';
 import { initBackend } from '../../src/backend/backend';
 import { parseDocument } from '../../src/ndl/parse';
 import { MixtureLoader } from '../../src/data/loader';
@@ -79,6 +80,12 @@ describe('ndbg quickstart (shortened)', () => {
     const { model } = loadModelFromCheckpoint(path.join(out, 'run', 'checkpoints', ckpts.sort().pop() as string));
     expect(model.config.vocab_size).toBeGreaterThan(0);
     model.dispose();
+    // The recipe's averaged checkpoint (train.average_last 5; 2 checkpoints in this short run) is the one evaluated.
+    const evaluated = (JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8')) as { checkpoint: string }).checkpoint;
+    expect(evaluated).toBe(path.join(out, 'run', 'averaged'));
+    expect(averagedSteps(evaluated)).toEqual([100, 200]);
+    expect(stdout).toContain('(the mean weights of steps 100, 200)');
+    loadModelFromCheckpoint(evaluated).model.dispose();
     const ns = JSON.parse(fs.readFileSync(path.join(out, 'run', 'eval', 'next_state.json'), 'utf8')) as {
       full_match_model: Record<string, number>;
       full_match_baseline: Record<string, number>;

@@ -43,7 +43,8 @@ export const trainCommand: CommandModule<object, TrainArgs> = {
     const val = s.lastValLoss !== undefined ? ` val_loss=${s.lastValLoss.toFixed(4)}` : '';
     process.stdout.write(
       `trained steps ${s.startStep}..${s.endStep} loss=${s.finalLoss.toFixed(4)}${val} tokens=${s.tokens} ` +
-        `in ${s.loopSeconds.toFixed(1)}s on ${s.backend} → ${out}\n`,
+        `in ${s.loopSeconds.toFixed(1)}s on ${s.backend} → ${out}\n` +
+        (s.averaged ? `averaged checkpoint ${s.averaged.dir}: the mean weights of steps ${s.averaged.steps.join(', ')}\n` : ''),
     );
     if (s.stoppedBySignal) process.exitCode = 130;
   },
