@@ -1,4 +1,3 @@
-import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -7,6 +6,7 @@ import type { TensorMap } from '../../src/model/safetensors';
 import { AVERAGED_DIR, averagedSteps, averageWeights } from '../../src/train/average';
 import { checkpointName, checkpointsRoot, listCheckpoints } from '../../src/train/checkpoint_dir';
 import { trainFromConfig } from '../../src/train/run';
+import { buildFixtureCorpus } from './fixture_data';
 
 /**
  * train.average_last: a run's averaged checkpoint is the element-wise mean of its newest
@@ -26,15 +26,7 @@ const tensor = (data: number[], shape = [data.length]) => ({ shape, data: Float3
 beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-average-'));
   dataSet = path.join(tmp, 'data');
-  const built = spawnSync(
-    process.execPath,
-    [
-      path.join(root, 'bin', 'ndbg.js'), 'data', 'build', '--source', `code=${path.join(root, 'test/fixtures/train/corpus.jsonl')}:code`,
-      '--tokenizer', 'byte', '--seq-len', '32', '--val-fraction', '0.05', '--workers', '0', '--quiet', '--out', dataSet,
-    ],
-    { cwd: root, encoding: 'utf8' },
-  );
-  if (built.status !== 0) throw new Error(built.stderr);
+  buildFixtureCorpus(dataSet);
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 

@@ -10,6 +10,7 @@ import { trainFromConfig } from '../../src/train/run';
 import { crc32c, encodeEvent, maskedCrc32c, tfRecordFrame, writeEvalScalars } from '../../src/train/tensorboard';
 import { UserError } from '../../src/util/errors';
 import { peerPython } from '../helpers/peer-python';
+import { buildFixtureCorpus } from './fixture_data';
 
 /**
  * train.tensorboard (event files read back by TensorBoard's own EventAccumulator) and
@@ -38,15 +39,7 @@ function maxWeightDiff(a: Map<string, { data: Float32Array }>, b: Map<string, { 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-initfrom-'));
   dataSet = path.join(tmp, 'data');
-  const built = spawnSync(
-    process.execPath,
-    [
-      path.join(root, 'bin', 'ndbg.js'), 'data', 'build', '--source', `code=${path.join(root, 'test/fixtures/train/corpus.jsonl')}:code`,
-      '--tokenizer', 'byte', '--seq-len', '32', '--val-fraction', '0.05', '--workers', '0', '--quiet', '--out', dataSet,
-    ],
-    { cwd: root, encoding: 'utf8' },
-  );
-  if (built.status !== 0) throw new Error(built.stderr);
+  buildFixtureCorpus(dataSet);
   runA = path.join(tmp, 'a');
   await train(runA, [...base(6), 'train.tensorboard=true', 'train.eval_every=3']);
 });
