@@ -27,6 +27,7 @@ import { renderReport } from '../train/report';
 import { listCheckpoints } from '../train/checkpoint_dir';
 import { readMetrics } from '../train/metrics';
 import { trainFromConfig } from '../train/run';
+import { averagedNote } from '../train/average';
 import { traceProgram } from '../trace';
 import type { TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
@@ -115,10 +116,9 @@ export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, ru
   if (checkpoints.length === 0) throw new Error(`quickstart: training wrote no checkpoint under ${runDir}`);
   // The run's averaged checkpoint where its config asks for one (train.average_last), else its last.
   const checkpoint = trained.averaged?.dir ?? checkpoints[checkpoints.length - 1].dir;
-  const averagedNote = trained.averaged ? ` (the mean weights of steps ${trained.averaged.steps.join(', ')})` : '';
   const tokensPerS = trained.tokens / Math.max(trained.loopSeconds, 1e-9);
   const epochs = ndlEpochs(ndlTrainTokens(data.dataDir), trained.tokens);
-  done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(tokensPerS)} tokens/s, ${trained.tokens} tokens, ${epochs.toFixed(2)} epochs of the NDL documents), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}${averagedNote}`, t, seconds, 'train');
+  done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(tokensPerS)} tokens/s, ${trained.tokens} tokens, ${epochs.toFixed(2)} epochs of the NDL documents), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}${averagedNote(checkpoint)}`, t, seconds, 'train');
   return { runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, budget, machine, tokensPerS, ndlEpochs: epochs };
 }
 

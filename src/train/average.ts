@@ -59,6 +59,12 @@ export function writeAveragedCheckpoint(runDir: string, count: number): { dir: s
   return { dir, steps };
 }
 
+/** ` (the mean weights of steps …)` after an averaged checkpoint's path in what a command prints; '' for any other checkpoint. */
+export function averagedNote(checkpointDir: string): string {
+  const steps = averagedSteps(checkpointDir);
+  return steps ? ` (the mean weights of steps ${steps.join(', ')})` : '';
+}
+
 /** The steps an averaged checkpoint is the mean of, or undefined for any other checkpoint. */
 export function averagedSteps(checkpointDir: string): number[] | undefined {
   try {

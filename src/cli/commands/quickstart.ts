@@ -9,6 +9,7 @@ import { cruxevalFile, EVAL_DEFAULTS, SHIPPED_CRUXEVAL } from '../quickstart_eva
 import { DEFAULT_STEPS, EVAL_SPLITS, type EvalSplit } from '../quickstart_options';
 import { formatMachine } from '../../util/machine';
 import { formatDuration } from '../../util/progress';
+import { averagedNote } from '../../train/average';
 
 /** `ndbg quickstart`: the whole pipeline on embedded defaults (src/cli/quickstart.ts). */
 export const quickstartCommand: CommandModule = {
@@ -73,7 +74,7 @@ export const quickstartCommand: CommandModule = {
         '',
         `quickstart finished in ${formatDuration(r.seconds.total)}: everything is in ${r.dir}`,
         `  training: ${r.steps} steps (${budgetKind(r)}), ${Math.round(r.tokensPerS)} tokens/s on ${formatMachine(r.machine)}`,
-        `  training loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}; checkpoint ${r.checkpoint}`,
+        `  training loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}; checkpoint ${r.checkpoint}${averagedNote(r.checkpoint)}`,
         `  next-state full-frame exact match on ${r.heldOut.programs} distinct held-out programs (${r.heldOut.split} split):`,
         line('step_into'),
         line('step_over'),

@@ -3,6 +3,7 @@ import type { CommandModule } from 'yargs';
 import { withConfigOptions } from '../options';
 import { BACKENDS } from '../../backend/backend';
 import { trainFromConfig } from '../../train/run';
+import { averagedNote } from '../../train/average';
 
 interface TrainArgs {
   config?: string;
@@ -44,7 +45,7 @@ export const trainCommand: CommandModule<object, TrainArgs> = {
     process.stdout.write(
       `trained steps ${s.startStep}..${s.endStep} loss=${s.finalLoss.toFixed(4)}${val} tokens=${s.tokens} ` +
         `in ${s.loopSeconds.toFixed(1)}s on ${s.backend} → ${out}\n` +
-        (s.averaged ? `averaged checkpoint ${s.averaged.dir}: the mean weights of steps ${s.averaged.steps.join(', ')}\n` : ''),
+        (s.averaged ? `averaged checkpoint ${s.averaged.dir}${averagedNote(s.averaged.dir)}\n` : ''),
     );
     if (s.stoppedBySignal) process.exitCode = 130;
   },
