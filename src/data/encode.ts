@@ -35,10 +35,10 @@ export class DocumentEncoder {
     }
   }
 
-  /** One EncodedDocument per text; `dropped[i]` asks for piece dropout on text i (a training document). */
-  async encode(texts: string[], dropped?: readonly boolean[]): Promise<EncodedDocument[]> {
+  /** One EncodedDocument per text; `dropoutOn[i]` asks for piece dropout on text i (a training document). */
+  async encode(texts: string[], dropoutOn?: readonly boolean[]): Promise<EncodedDocument[]> {
     const raw = await this.tok.encodeBatch(texts, { workers: this.workers });
-    return raw.map((r, i) => frameDocument(this.dropout && dropped?.[i] ? this.withDropout(texts[i], r) : r, this.ids, this.mask));
+    return raw.map((r, i) => frameDocument(this.dropout && dropoutOn?.[i] ? this.withDropout(texts[i], r) : r, this.ids, this.mask));
   }
 
   /** The document's ids with pieces split, drawn from the text itself so that the order of documents does not matter. */

@@ -83,8 +83,10 @@ export async function loadPrograms(file: string, limit?: number): Promise<Progra
 export function resultsDir(out: string | undefined, checkpoint: string | undefined): string {
   let dir = out;
   if (!dir && checkpoint) {
-    const run = path.dirname(path.dirname(path.resolve(checkpoint)));
-    dir = fs.existsSync(path.join(run, 'metrics.jsonl')) ? path.join(run, 'eval') : path.join(checkpoint, 'eval');
+    // RUN/checkpoints/step-N and RUN/averaged (train.average_last) write to RUN/eval; anything else beside itself.
+    const ck = path.resolve(checkpoint);
+    const run = [path.dirname(path.dirname(ck)), path.dirname(ck)].find((d) => fs.existsSync(path.join(d, 'metrics.jsonl')));
+    dir = run ? path.join(run, 'eval') : path.join(checkpoint, 'eval');
   }
   dir = dir ?? 'eval-results';
   fs.mkdirSync(dir, { recursive: true });

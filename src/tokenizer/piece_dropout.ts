@@ -93,11 +93,12 @@ export class PieceDropout {
           back[end] = { from: start, ids: [piece.id] };
         }
       }
-      // A character no piece covers, as bytes (scored below any piece, as sentencepiece's fallback is).
-      const cp = text.codePointAt(end - 1 - (isLowSurrogate(text, end - 1) ? 1 : 0)) as number;
-      const start = end - String.fromCodePoint(cp).length;
-      if (best[end] === -Infinity && best[start] !== -Infinity) {
-        const bytes = [...Buffer.from(String.fromCodePoint(cp), 'utf8')].map((b) => this.byteIds.get(b));
+      // A character no piece covers, as bytes (scored below any piece, as sentencepiece's fallback
+      // is); never from inside a surrogate pair.
+      const unit = text.charCodeAt(end - 1);
+      const start = end - (isLowSurrogate(unit) && end >= 2 ? 2 : 1);
+      if (best[end] === -Infinity && !isHighSurrogate(unit) && best[start] !== -Infinity) {
+        const bytes = [...Buffer.from(text.slice(start, end), 'utf8')].map((b) => this.byteIds.get(b));
         if (bytes.every((b) => b !== undefined)) {
           best[end] = best[start] - 100;
           back[end] = { from: start, ids: bytes as number[] };
@@ -111,7 +112,5 @@ export class PieceDropout {
   }
 }
 
-function isLowSurrogate(text: string, i: number): boolean {
-  const c = text.charCodeAt(i);
-  return c >= 0xdc00 && c <= 0xdfff && i > 0;
-}
+const isHighSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
+const isLowSurrogate = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;

@@ -52,6 +52,15 @@ describe('piece dropout', () => {
     }
   });
 
+  it('segments text with characters no piece covers (outside the BMP too) as their bytes', () => {
+    const dropout = new PieceDropout(tok.modelPieces, 1);
+    for (const text of ['ab\u{1F600}cd', '\u{1D465}x', 'x\u{1D465}']) {
+      const ids = dropout.segment(text);
+      expect(tok.decode(ids)).toBe(text);
+      expect(ids.some((id) => tok.modelPieces[id].type === PieceType.BYTE)).toBe(true);
+    }
+  });
+
   it('rejects a probability outside [0, 1]', () => {
     expect(() => new PieceDropout(tok.modelPieces, 1.5)).toThrow(/\[0, 1\]/);
   });

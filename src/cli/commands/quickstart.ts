@@ -35,7 +35,7 @@ export const quickstartCommand: CommandModule = {
       .option('cruxeval-programs', { type: 'number', default: EVAL_DEFAULTS.cruxevalPrograms, describe: 'The CruxEval sample: its first N programs' })
       .option('free-src', { type: 'boolean', default: false, describe: 'Also score the model decoding SRC freely (doubles the eval time)' })
       .option('sessions', { type: 'number', default: EVAL_DEFAULTS.sessions, describe: 'Held-out programs with a scripted, verified debug session each way (multi-step accuracy)' })
-      .option('piece-dropout', { type: 'number', default: QUICKSTART_DEFAULTS.pieceDropout, describe: 'Split each multi-character piece of the training documents into smaller ones with this probability (subword regularization)' })
+      .option('piece-dropout', { type: 'number', default: QUICKSTART_DEFAULTS.pieceDropout, describe: 'Split each word piece of the training documents into smaller ones with this probability (subword regularization; measured, off by default: docs/data.md)' })
       .option('force', { type: 'boolean', default: false, describe: 'Replace a non-empty --out' }),
   handler: async (argv) => {
     const a = argv as Record<string, unknown>;
