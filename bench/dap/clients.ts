@@ -62,13 +62,30 @@ export function debugpyAdapter(python: string): { adapter: string } | { skip: st
   return { adapter: r.stdout.trim() };
 }
 
-async function stopOrEnd(dc: DebugClient, send: () => Promise<unknown>): Promise<'stopped' | 'ended'> {
-  const stopped = dc.waitForEvent('stopped', TIMEOUT_MS).then(() => 'stopped' as const);
-  const ended = dc.waitForEvent('terminated', TIMEOUT_MS).then(() => 'ended' as const);
-  stopped.catch(() => undefined);
-  ended.catch(() => undefined);
+/**
+ * The first of `events` the client sees after now. One timer, cleared either way: racing two
+ * `waitForEvent`s leaves the loser's timer running, which kept a finished process (Jest) alive
+ * for the whole timeout.
+ */
+export function firstEvent<E extends string>(dc: DebugClient, events: readonly E[], timeoutMs: number): Promise<E> {
+  return new Promise((resolve, reject) => {
+    const handlers = events.map((e) => [e, () => settle(() => resolve(e))] as const);
+    const timer = setTimeout(() => settle(() => reject(new Error(`none of ${events.join(', ')} after ${timeoutMs} ms`))), timeoutMs);
+    function settle(then: () => void): void {
+      clearTimeout(timer);
+      for (const [e, h] of handlers) dc.removeListener(e, h);
+      then();
+    }
+    for (const [e, h] of handlers) dc.once(e, h);
+  });
+}
+
+/** Sends a stepping request and waits for what it leads to: a stop or the end. */
+export async function stopOrEnd(dc: DebugClient, send: () => Promise<unknown>, timeoutMs = TIMEOUT_MS): Promise<'stopped' | 'terminated'> {
+  const next = firstEvent(dc, ['stopped', 'terminated'] as const, timeoutMs);
+  next.catch(() => undefined);
   await send();
-  return Promise.race([stopped, ended]);
+  return next;
 }
 
 abstract class BaseDriver implements Driver {
@@ -96,8 +113,8 @@ abstract class BaseDriver implements Driver {
     return this.after(await stopOrEnd(this.dc, send));
   }
 
-  protected async after(r: 'stopped' | 'ended'): Promise<Observation> {
-    if (r === 'ended') {
+  protected async after(r: 'stopped' | 'terminated'): Promise<Observation> {
+    if (r === 'terminated') {
       this.ended = true;
       return { kind: 'exit' };
     }
@@ -166,7 +183,7 @@ export class DebugpyDriver extends BaseDriver {
       // Back in the runner's module: the program (main) has returned. Run it to its end.
       const r = await stopOrEnd(this.dc, () => this.dc.continueRequest({ threadId: this.threadId }));
       this.ended = true;
-      return r === 'ended' ? { kind: 'exit' } : this.observe();
+      return r === 'terminated' ? { kind: 'exit' } : this.observe();
     }
     const shown = frames.filter((f) => !isModule(f));
     const top = shown[0];

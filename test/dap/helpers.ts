@@ -5,6 +5,7 @@ import type * as net from 'net';
 import { DebugClient } from '@vscode/debugadapter-testsupport';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { serveTcp, type ProgramLoader } from '../../src/dap/server';
+import { stopOrEnd } from '../../bench/dap/clients';
 
 export const COUNT = path.resolve(__dirname, '..', '..', 'examples', 'count.py');
 
@@ -69,14 +70,9 @@ export async function top(dc: DebugClient): Promise<Top> {
   return { name: f.name, line: f.line, path: f.source?.path, sourceReference: f.source?.sourceReference, depth: frames.length - 1, locals: Object.fromEntries(vars.map((v) => [v.name, v.value])) };
 }
 
-/** Sends a stepping request and waits for what it leads to: a stop or the end. */
-export async function step(dc: DebugClient, send: () => Promise<unknown>): Promise<'stopped' | 'terminated'> {
-  const stopped = dc.waitForEvent('stopped').then(() => 'stopped' as const);
-  const ended = dc.waitForEvent('terminated').then(() => 'terminated' as const);
-  stopped.catch(() => undefined);
-  ended.catch(() => undefined);
-  await send();
-  return Promise.race([stopped, ended]);
+/** Sends a stepping request and waits for what it leads to: a stop or the end (bench/dap/clients.ts). */
+export function step(dc: DebugClient, send: () => Promise<unknown>): Promise<'stopped' | 'terminated'> {
+  return stopOrEnd(dc, send, dc.defaultTimeout);
 }
 
 export function writeProgram(code: string): string {
