@@ -121,6 +121,11 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
       // time budget
       budgetAfterStep(budget, pace, c, { bar, startStep, log });
 
+      // A step never yields, and Node runs a signal's listener only between turns of the event
+      // loop: without this turn Ctrl-C and SIGTERM would wait for the whole run. It comes before
+      // the checkpoint so that a stop asked for during this step writes one here.
+      await nextTurn();
+
       // checkpoint
       const periodic = cfg.checkpoint_every > 0 && c.step % cfg.checkpoint_every === 0;
       if (periodic || c.step === budget.horizon || stop.requested) {
@@ -244,6 +249,10 @@ function saveCheckpoint(deps: TrainerDeps, o: TrainOptions, opt: Optimizer, c: C
   };
   writeCheckpointDir(o.runDir, c.step, packCheckpoint({ weights: deps.model.getWeights(), optimizer: opt.state(), state, config: deps.resolvedConfig }));
   pruneCheckpoints(o.runDir, Math.max(o.train.keep_last, o.train.average_last), o.train.keep_every, c.step);
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** SIGINT/SIGTERM ask the loop to stop after the current step (with a checkpoint). */
