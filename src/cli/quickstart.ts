@@ -109,7 +109,7 @@ export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, ru
     resume: false,
   });
   // Ctrl-C or SIGTERM in training stops the quickstart; evaluating a half-trained model would not be its result.
-  if (trained.stoppedBySignal) throw new UserError(`quickstart stopped by signal in training at step ${trained.endStep} (its checkpoint is in ${runDir}); run the quickstart again to start over`, 130);
+  if (trained.stoppedBySignal) throw new UserError(`quickstart stopped by signal in training at step ${trained.endStep} (its checkpoint is in ${runDir}); the quickstart does not resume: run it again to start over`, 130);
   const losses = readLosses(runDir);
   const window = Math.max(1, Math.min(10, Math.floor(losses.length / 4)));
   const firstLoss = mean(losses.slice(0, window));
