@@ -6,7 +6,7 @@
  *   2 trace      sandboxed traces of the train and test programs          traces/{train,test}.jsonl
  *   3 ndl        sampled NDL documents that fit the context                ndl/train.jsonl
  *   4 code       Python standard library source as the code source         code/stdlib.jsonl
- *   5 data       tokenize + pack an Arrow mixture                          data/
+ *   5 data       tokenize + pack an Arrow mixture                          data/, quickstart-data.json (--resume reads it)
  *   6 train      the tiny config for a fixed step budget (--minutes: time)   run/ (checkpoints, metrics)
  *   7 eval       next-state accuracy on held-out programs vs the baselines run/eval/next_state.json
  *                (+ samples, scripted sessions, CruxEval with --cruxeval; quickstart_eval.ts)
@@ -34,6 +34,7 @@ import { UserError } from '../util/errors';
 import { describeMachine, formatMachine, type MachineDescription } from '../util/machine';
 import { assetPath } from '../util/paths';
 import { prepareQuickstartData, type QuickstartData } from './quickstart_data';
+import { readDataRecord, writeDataRecord } from './quickstart_record';
 import { evaluateRun, type EvalExtras, type RunEvaluation } from './quickstart_eval';
 import { ndlEpochs, ndlTrainTokens } from './ndl_epochs';
 import { budgetOverrides, describeBudget, QUICKSTART_WEIGHTS, done, pct, stage, trainBudget, type EvalSplit, type QuickstartOptions, type StageSeconds, type TrainBudget } from './quickstart_options';
@@ -46,6 +47,8 @@ export interface TrainedRun {
   checkpoint: string;
   backend: string;
   steps: number;
+  /** The step this process resumed training from (--resume), or null for a run from step 0. */
+  resumedAt: number | null;
   tokens: number;
   firstLoss: number;
   lastLoss: number;
@@ -106,10 +109,10 @@ export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, ru
       ...o.set,
     ],
     runDir,
-    resume: false,
+    resume: o.resume,
   });
   // Ctrl-C or SIGTERM in training stops the quickstart; evaluating a half-trained model would not be its result.
-  if (trained.stoppedBySignal) throw new UserError(`quickstart stopped by signal in training at step ${trained.endStep} (its checkpoint is in ${runDir}); the quickstart does not resume: run it again to start over`, 130);
+  if (trained.stoppedBySignal) throw new UserError(`quickstart stopped by signal in training at step ${trained.endStep} (its checkpoint is in ${runDir}); continue it with the same command and --resume`, 130);
   const losses = readLosses(runDir);
   const window = Math.max(1, Math.min(10, Math.floor(losses.length / 4)));
   const firstLoss = mean(losses.slice(0, window));
@@ -118,10 +121,11 @@ export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, ru
   if (checkpoints.length === 0) throw new Error(`quickstart: training wrote no checkpoint under ${runDir}`);
   // The run's averaged checkpoint where its config asks for one (train.average_last), else its last.
   const checkpoint = trained.averaged?.dir ?? checkpoints[checkpoints.length - 1].dir;
-  const tokensPerS = trained.tokens / Math.max(trained.loopSeconds, 1e-9);
+  // This process's pace: a resumed run's earlier tokens were trained in another one.
+  const tokensPerS = (trained.tokens - trained.startTokens) / Math.max(trained.loopSeconds, 1e-9);
   const epochs = ndlEpochs(ndlTrainTokens(data.dataDir), trained.tokens);
   done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(tokensPerS)} tokens/s, ${trained.tokens} tokens, ${epochs.toFixed(2)} epochs of the NDL documents), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}${averagedNote(checkpoint)}`, t, seconds, 'train');
-  return { runDir, checkpoint, backend: trained.backend, steps: losses.length, tokens: trained.tokens, firstLoss, lastLoss, budget, machine, tokensPerS, ndlEpochs: epochs };
+  return { runDir, checkpoint, backend: trained.backend, steps: losses.length, resumedAt: o.resume ? trained.startStep : null, tokens: trained.tokens, firstLoss, lastLoss, budget, machine, tokensPerS, ndlEpochs: epochs };
 }
 
 /** Stages 6–7: train the quickstart recipe into runDir (trainRecipe), then the next-state eval. */
@@ -159,11 +163,29 @@ export function freshOutputDir(out: string, force: boolean): string {
   return dir;
 }
 
+/** Stages 1–5: run into a fresh OUT, or with --resume read back from OUT (quickstart_record.ts). */
+async function quickstartData(o: QuickstartOptions, seconds: StageSeconds): Promise<{ dir: string; data: QuickstartData }> {
+  if (!o.resume) {
+    const dir = freshOutputDir(o.out, o.force);
+    const data = await prepareQuickstartData(o, dir, seconds);
+    writeDataRecord(dir, o, data, seconds);
+    return { dir, data };
+  }
+  if (o.force) throw new UserError('--resume continues the quickstart in --out and --force replaces it: pass one of them');
+  const dir = path.resolve(o.out);
+  const t = Date.now();
+  stage(5, 'data', `reusing stages 1–5 in ${dir} (--resume)`);
+  const data = readDataRecord(dir, o, seconds);
+  process.stderr.write(`      -> ${data.dataDir}: ${data.testTraces.length} distinct ${data.evalSplit} programs (${((Date.now() - t) / 1000).toFixed(1)}s)\n`);
+  return { dir, data };
+}
+
 export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<QuickstartResult> {
-  const dir = freshOutputDir(o.out, o.force);
   const seconds: StageSeconds = {};
   const total = Date.now();
-  const data = await prepareQuickstartData(o, dir, seconds);
+  const { dir, data } = await quickstartData(o, seconds);
+  // A resumed quickstart's total counts its data stages as recorded, not the time between its two processes.
+  const recordedSeconds = o.resume ? Object.values(seconds).reduce((a, b) => a + b, 0) : 0;
   const run = await trainAndEvaluate(o, data, path.join(dir, 'run'), o.minutes, seconds);
 
   let t = Date.now();
@@ -180,13 +202,13 @@ export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<Qui
   run.completer.close();
   done(transcriptFile, t, seconds, 'debug');
 
-  seconds.total = (Date.now() - total) / 1000;
+  seconds.total = recordedSeconds + (Date.now() - total) / 1000;
   const fit = {
     documents: data.documents.written / Math.max(data.documents.written + data.documents.tooLong, 1),
     tasks: run.tasks.scored / Math.max(run.tasks.scored + run.tasks.didNotFit, 1),
   };
   const summary: QuickstartResult = {
-    dir, runDir: run.runDir, checkpoint: run.checkpoint, backend: run.backend, steps: run.steps, tokens: run.tokens,
+    dir, runDir: run.runDir, checkpoint: run.checkpoint, backend: run.backend, steps: run.steps, resumedAt: run.resumedAt, tokens: run.tokens,
     firstLoss: run.firstLoss, lastLoss: run.lastLoss, budget: run.budget, machine: run.machine, tokensPerS: run.tokensPerS, ndlEpochs: run.ndlEpochs,
     heldOut: { split: data.evalSplit, programs: data.testTraces.length }, nextState: run.result.tables, sessions: run.sessions, cruxeval: run.cruxeval, fit, seconds,
   };

@@ -35,6 +35,11 @@ export interface QuickstartOptions {
   /** Piece dropout on the training documents (src/tokenizer/piece_dropout.ts); 0 keeps the canonical pieces. */
   pieceDropout: number;
   force: boolean;
+  /**
+   * Continue a quickstart stopped in training: reuse OUT's stages 1–5 (quickstart_record.ts) and
+   * resume the run from its latest checkpoint, then evaluate as usual.
+   */
+  resume: boolean;
   /** Extra `--set` overrides for the training config. */
   set: string[];
 }
@@ -106,6 +111,7 @@ export const QUICKSTART_DEFAULTS: Omit<QuickstartOptions, 'out'> = {
   codeBytes: 2 << 20,
   pieceDropout: 0,
   force: false,
+  resume: false,
   set: [],
 };
 

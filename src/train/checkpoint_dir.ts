@@ -109,20 +109,26 @@ export function latestCheckpoint(runDir: string): CheckpointInfo | undefined {
 /**
  * Keeps the `keepLast` newest complete checkpoints plus every permanent one (step a multiple of
  * `keepEvery`, when > 0); deletes the rest, and any incomplete step dir older than the newest.
+ * With `every` (train.checkpoint_every) > 0, a checkpoint off that cadence that is not the newest
+ * (one a signal stopped the run at, which its resume has gone past) is deleted and takes no place
+ * among the newest: the run directory, and the average of its newest checkpoints, end as they
+ * would have without the stop.
  */
-export function pruneCheckpoints(runDir: string, keepLast: number, keepEvery: number, currentStep = -1): void {
+export function pruneCheckpoints(runDir: string, keepLast: number, keepEvery: number, currentStep = -1, every = 0): void {
   const root = checkpointsRoot(runDir);
-  const complete = listCheckpoints(runDir);
+  const all = listCheckpoints(runDir);
+  const newestDir = all[all.length - 1]?.dir;
+  const complete = all.filter((c) => every === 0 || c.step % every === 0 || c.dir === newestDir);
   const keep = new Set(complete.slice(Math.max(0, complete.length - keepLast)).map((c) => c.dir));
-  for (const c of complete) if (keepEvery > 0 && c.step % keepEvery === 0) keep.add(c.dir);
-  const newest = complete[complete.length - 1]?.step ?? -1;
+  for (const c of all) if (keepEvery > 0 && c.step % keepEvery === 0) keep.add(c.dir);
+  const newest = all[all.length - 1]?.step ?? -1;
   for (const entry of fs.readdirSync(root)) {
     const m = NAME_RE.exec(entry);
     if (!m) continue;
     const dir = path.join(root, entry);
     const step = Number(m[1]);
     if (keep.has(dir)) continue;
-    if (!complete.some((c) => c.dir === dir) && step >= newest) continue; // not ours to judge
+    if (!all.some((c) => c.dir === dir) && step >= newest) continue; // not ours to judge
     deleteDir(root, dir, currentStep);
   }
 }

@@ -6,6 +6,7 @@ import { modelConfigSchema, resolveModelConfig, ModelConfig } from '../model/con
 import { readManifest, MANIFEST_FILE, Manifest } from '../data/manifest';
 import { DataSchema } from '../data/config';
 import { OptimSchema, TrainSchema } from './config';
+import { CHECKPOINT_SEQ_LEN_KEY } from '../model/checkpoint';
 
 /**
  * The whole run config of `ndbg train`: the model's section (src/model/config.ts) composed with
@@ -19,6 +20,12 @@ export const RunConfigSchema = z
     data: DataSchema,
     train: TrainSchema,
     optim: OptimSchema.default({}),
+    // What a run adds to its own record, RUN/config.json (./run.ts recordedConfig), so that the
+    // record reads back as a config (`ndbg train --config RUN/config.json --out RUN --resume`):
+    // the context T it trained at, which must agree with the one this config resolves to, and
+    // where its initial weights came from, which is a record and not read (train.init_from is).
+    [CHECKPOINT_SEQ_LEN_KEY]: z.number().int().positive().optional(),
+    init_from: z.unknown().optional(),
   })
   .strict();
 
@@ -73,10 +80,19 @@ export function resolveRun(config: RunConfig, source: string): ResolvedRun {
         `(${manifest.tokenizer.path}, per ${manifestFile})`,
     );
   }
+  const recorded = config[CHECKPOINT_SEQ_LEN_KEY];
+  if (recorded !== undefined && recorded !== seqLen) {
+    problems.push(
+      `  ${CHECKPOINT_SEQ_LEN_KEY}: ${recorded} is the context this run config was recorded at, but it resolves to ${seqLen} ` +
+        `(data.seq_len, else the data's seq_len in ${manifestFile})`,
+    );
+  }
   const sched = config.optim.schedule;
   if (sched.warmup_steps > config.train.steps) {
     problems.push(`  optim.schedule.warmup_steps: ${sched.warmup_steps} is more than train.steps ${config.train.steps}`);
   }
   if (problems.length) throw new UserError(`invalid config ${source}:\n${problems.join('\n')}`);
-  return { config, model, manifest, seqLen, source };
+  // The record's own fields are written anew by the run (./run.ts), never carried over.
+  const { [CHECKPOINT_SEQ_LEN_KEY]: _seqLen, init_from: _initRecord, ...settings } = config;
+  return { config: settings, model, manifest, seqLen, source };
 }

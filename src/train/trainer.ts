@@ -9,6 +9,7 @@ import { latestCheckpoint, pruneCheckpoints, writeCheckpointDir } from './checkp
 import type { OptimConfig, TrainConfig } from './config';
 import { maybeKillAfterStep } from './fault';
 import { MetricsLog, MetricsRecord, truncateMetrics } from './metrics';
+import { CHECKPOINT_SEQ_LEN_KEY } from '../model/checkpoint';
 import { lrAt } from './schedule';
 import { TrainerState, packCheckpoint, unpackCheckpoint } from './state';
 import { evalLoss, trainStep, type StepResult } from './step';
@@ -46,6 +47,8 @@ export interface TrainOptions {
 
 export interface TrainSummary {
   startStep: number;
+  /** Tokens trained on before this process (those of the resumed checkpoint; 0 on a fresh run). */
+  startTokens: number;
   endStep: number;
   finalLoss: number;
   lastValLoss?: number;
@@ -90,6 +93,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   // With a time budget the number of steps is known only after calibration: no total until then.
   const bar = new Progress('train', cfg.max_minutes === null ? cfg.steps - c.step : undefined, process.stderr, o.quiet ?? false);
   const startStep = c.step;
+  const startTokens = c.tokensSeen;
   const seconds = { compute: 0, eval: 0, checkpoint: 0 };
   let last: StepResult | undefined;
   let lastVal: number | undefined;
@@ -142,6 +146,7 @@ export async function train(deps: TrainerDeps, o: TrainOptions): Promise<TrainSu
   if (stoppedBySignal) log(`stopped by signal at step ${c.step}; checkpoint written, continue with --resume`);
   return {
     startStep,
+    startTokens,
     endStep: c.step,
     finalLoss: last?.loss ?? NaN,
     lastValLoss: lastVal,
@@ -248,7 +253,7 @@ function saveCheckpoint(deps: TrainerDeps, o: TrainOptions, opt: Optimizer, c: C
     tokenizer: deps.tokenizer,
   };
   writeCheckpointDir(o.runDir, c.step, packCheckpoint({ weights: deps.model.getWeights(), optimizer: opt.state(), state, config: deps.resolvedConfig }));
-  pruneCheckpoints(o.runDir, Math.max(o.train.keep_last, o.train.average_last), o.train.keep_every, c.step);
+  pruneCheckpoints(o.runDir, Math.max(o.train.keep_last, o.train.average_last), o.train.keep_every, c.step, o.train.checkpoint_every);
 }
 
 function nextTurn(): Promise<void> {
@@ -292,9 +297,11 @@ function progressFields(r: MetricsRecord, flopsPerToken: number): Record<string,
  * train.steps, logging, checkpoint and eval cadence may change (e.g. to extend a run).
  */
 function checkResumable(saved: Record<string, unknown>, now: Record<string, unknown>, dir: string): void {
-  const fields = ['model', 'data', 'optim', 'train.seed', 'train.micro_batch_size', 'train.grad_accum'];
+  const fields = ['model', 'data', 'optim', 'train.seed', 'train.micro_batch_size', 'train.grad_accum', CHECKPOINT_SEQ_LEN_KEY];
   for (const f of fields) {
     const get = (o: Record<string, unknown>) => f.split('.').reduce<unknown>((x, k) => (x as Record<string, unknown>)?.[k], o);
+    // Checkpoints written before the context was recorded have no seq_len to compare.
+    if (get(saved) === undefined && f === CHECKPOINT_SEQ_LEN_KEY) continue;
     if (JSON.stringify(get(saved)) !== JSON.stringify(get(now))) {
       throw new UserError(
         `cannot resume from ${dir}: config field "${f}" differs from the checkpoint's (${path.join(dir, 'config.json')}); ` +

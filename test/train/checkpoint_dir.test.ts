@@ -59,6 +59,23 @@ describe('atomic checkpoint directories', () => {
     expect(fs.readdirSync(checkpointsRoot(runDir)).sort()).toEqual([20, 35, 40].map(checkpointName));
   });
 
+  it('drops a checkpoint off the cadence once a newer one exists, so it takes no place among the newest', () => {
+    // Every 10 steps, keep 3; a signal stopped the run at 27 and the resume went on to 50.
+    for (const s of [10, 20, 27, 30, 40, 50]) {
+      writeCheckpointDir(runDir, s, files(s));
+      pruneCheckpoints(runDir, 3, 0, s, 10);
+      if (s === 27) expect(listCheckpoints(runDir).map((c) => c.step)).toEqual([10, 20, 27]);
+    }
+    expect(listCheckpoints(runDir).map((c) => c.step)).toEqual([30, 40, 50]);
+    // Without the cadence it is one of the newest, as before.
+    const other = path.join(runDir, 'other');
+    for (const s of [10, 20, 27, 30]) {
+      writeCheckpointDir(other, s, files(s));
+      pruneCheckpoints(other, 3, 0, s);
+    }
+    expect(listCheckpoints(other).map((c) => c.step)).toEqual([20, 27, 30]);
+  });
+
   it('round-trips weights, moments and state bit for bit', () => {
     const w = Float32Array.from([1.5, -0, NaN, 3.4028234663852886e38, 1e-45, -2.25]);
     const state: TrainerState = {

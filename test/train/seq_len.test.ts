@@ -46,3 +46,30 @@ describe('the trained context in the checkpoint', () => {
     expect(() => checkpointSeqLen({ ...older, seq_len: 64 }, config)).toThrow(/max_seq_len/);
   });
 });
+
+describe("a run's own config.json as the config", () => {
+  const runDir = () => path.join(tmp, 'run');
+  const quietly = { quiet: true, log: () => undefined };
+
+  test('resumes the run it records (ndbg train --config RUN/config.json --out RUN --resume)', async () => {
+    const recorded = path.join(runDir(), 'config.json');
+    expect(JSON.parse(fs.readFileSync(recorded, 'utf8'))[CHECKPOINT_SEQ_LEN_KEY]).toBe(16);
+    const before = JSON.parse(fs.readFileSync(path.join(checkpoint, 'state.json'), 'utf8')) as { step: number; tokens_seen: number };
+    const s = await trainFromConfig({ config: recorded, overrides: ['train.steps=4'], runDir: runDir(), resume: true, ...quietly });
+    expect({ start: s.startStep, end: s.endStep, startTokens: s.startTokens }).toEqual({ start: before.step, end: 4, startTokens: before.tokens_seen });
+    expect(s.tokens).toBeGreaterThan(before.tokens_seen);
+    // The record is written anew, with the context once at its root.
+    const again = JSON.parse(fs.readFileSync(recorded, 'utf8')) as Record<string, unknown>;
+    expect(again[CHECKPOINT_SEQ_LEN_KEY]).toBe(16);
+    expect((again.train as { steps: number }).steps).toBe(4);
+  });
+
+  test('a recorded seq_len that the config does not resolve to is refused, naming the field', async () => {
+    const raw = JSON.parse(fs.readFileSync(path.join(runDir(), 'config.json'), 'utf8')) as Record<string, unknown>;
+    const file = path.join(tmp, 'other-context.json');
+    fs.writeFileSync(file, JSON.stringify({ ...raw, [CHECKPOINT_SEQ_LEN_KEY]: 8 }));
+    await expect(trainFromConfig({ config: file, overrides: ['train.steps=6'], runDir: runDir(), resume: true, ...quietly })).rejects.toThrow(
+      /seq_len: 8 is the context this run config was recorded at, but it resolves to 16/,
+    );
+  });
+});

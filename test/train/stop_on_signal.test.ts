@@ -1,10 +1,10 @@
-import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { listCheckpoints } from '../../src/train/checkpoint_dir';
 import { readMetrics } from '../../src/train/metrics';
 import { buildFixtureCorpus } from './fixture_data';
+import { stopAfterSteps, type Stopped } from '../helpers/stop_after_steps';
 
 /**
  * Ctrl-C and SIGTERM stop `ndbg train` after the current step, with a checkpoint at that step
@@ -24,37 +24,11 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-interface Stopped {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Starts a run, sends `signal` once it has logged a few steps, and resolves when the process exits. */
+/** Starts a run and sends `signal` once it has logged a few steps. */
 function trainUntilSignal(runDir: string, signal: NodeJS.Signals): Promise<Stopped> {
   const args = [path.join(root, 'bin', 'ndbg.js'), 'train', '--config', config, '--out', runDir, '--steps', String(STEPS), '--quiet',
     '--set', `data.datasets=${JSON.stringify([dataSet])}`, '--set', 'train.checkpoint_every=100000'];
-  const child = spawn(process.execPath, args, { cwd: root });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b) => (stdout += b));
-  child.stderr.on('data', (b) => (stderr += b));
-  const metrics = path.join(runDir, 'metrics.jsonl');
-  const poll = setInterval(() => {
-    if (fs.existsSync(metrics) && fs.readFileSync(metrics, 'utf8').split('\n').length > 5) {
-      clearInterval(poll);
-      child.kill(signal);
-    }
-  }, 50);
-  // Past this the signal was not heard: end the run so the test fails rather than hangs.
-  const giveUp = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => {
-    child.on('close', (code) => {
-      clearInterval(poll);
-      clearTimeout(giveUp);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return stopAfterSteps(args, { cwd: root, metrics: path.join(runDir, 'metrics.jsonl'), steps: 5, signal, giveUpMs: 60_000 });
 }
 
 describe.each(['SIGINT', 'SIGTERM'] as const)('ndbg train stopped by %s', (signal) => {

@@ -36,7 +36,8 @@ export const quickstartCommand: CommandModule = {
       .option('free-src', { type: 'boolean', default: false, describe: 'Also score the model decoding SRC freely (doubles the eval time)' })
       .option('sessions', { type: 'number', default: EVAL_DEFAULTS.sessions, describe: 'Held-out programs with a scripted, verified debug session each way (multi-step accuracy)' })
       .option('piece-dropout', { type: 'number', default: QUICKSTART_DEFAULTS.pieceDropout, describe: 'Split each word piece of the training documents into smaller ones with this probability (subword regularization; measured, off by default: docs/data.md)' })
-      .option('force', { type: 'boolean', default: false, describe: 'Replace a non-empty --out' }),
+      .option('force', { type: 'boolean', default: false, describe: 'Replace a non-empty --out' })
+      .option('resume', { type: 'boolean', default: false, describe: 'Continue a quickstart stopped in training (Ctrl-C, SIGTERM): reuse --out\'s data and resume from its latest checkpoint' }),
   handler: async (argv) => {
     const a = argv as Record<string, unknown>;
     const r = await quickstart({
@@ -55,6 +56,7 @@ export const quickstartCommand: CommandModule = {
       seed: a.seed as number,
       workers: a.workers as number,
       force: a.force as boolean,
+      resume: a.resume as boolean,
       pieceDropout: a['piece-dropout'] as number,
       set: a.set as string[],
       cruxeval: cruxevalFile(a.cruxeval as string | undefined),
@@ -73,7 +75,7 @@ export const quickstartCommand: CommandModule = {
       [
         '',
         `quickstart finished in ${formatDuration(r.seconds.total)}: everything is in ${r.dir}`,
-        `  training: ${r.steps} steps (${budgetKind(r)}), ${Math.round(r.tokensPerS)} tokens/s on ${formatMachine(r.machine)}`,
+        `  training: ${r.steps} steps (${budgetKind(r)}${r.resumedAt !== null ? `, resumed at step ${r.resumedAt}` : ''}), ${Math.round(r.tokensPerS)} tokens/s on ${formatMachine(r.machine)}`,
         `  training loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}; checkpoint ${r.checkpoint}${averagedNote(r.checkpoint)}`,
         `  next-state full-frame exact match on ${r.heldOut.programs} distinct held-out programs (${r.heldOut.split} split):`,
         line('step_into'),
