@@ -176,7 +176,8 @@ async function quickstartData(o: QuickstartOptions, seconds: StageSeconds): Prom
   const t = Date.now();
   stage(5, 'data', `reusing stages 1–5 in ${dir} (--resume)`);
   const data = readDataRecord(dir, o, seconds);
-  process.stderr.write(`      -> ${data.dataDir}: ${data.testTraces.length} distinct ${data.evalSplit} programs (${((Date.now() - t) / 1000).toFixed(1)}s)\n`);
+  // Its own seconds stay out of `seconds`, which now holds the data stages' recorded ones.
+  done(`${data.dataDir}: ${data.testTraces.length} distinct ${data.evalSplit} programs`, t, {}, 'resume');
   return { dir, data };
 }
 
