@@ -1,8 +1,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { freshOutputDir, trainAndEvaluate, type TrainedAndEvaluated } from '../src/cli/quickstart';
-import { cruxevalFile, EVAL_DEFAULTS, SHIPPED_CRUXEVAL, type EvalExtras } from '../src/cli/quickstart_eval';
-import { QUICKSTART_DEFAULTS, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
+import { cruxevalFile, EVAL_DEFAULTS, type EvalExtras } from '../src/cli/quickstart_eval';
+import { QUICKSTART_DEFAULTS, SHIPPED_CRUXEVAL, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
 import { MAX_NDL_EPOCHS, NDL_TOKENS_PER_PROGRAM, ndlEpochs, ndlTrainTokens, programsFor } from '../src/cli/ndl_epochs';
 import { prepareQuickstartData, type QuickstartData } from '../src/cli/quickstart_data';
 import { loadRunConfigFile, trainingSeqLen } from '../src/train/run_config';

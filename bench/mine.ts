@@ -1,6 +1,7 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
+import { installPinned, pinnedPackages } from '../src/programs/mine_packages';
 import { packageRoot } from '../src/util/paths';
 import { isaFromCpuinfo, readCpuinfo } from './cpu_isa';
 import { BenchUsageError, flagValue, intFlag } from './flags';
@@ -21,7 +22,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const python = flagValue(args, 'python') ?? 'python3';
   if (!fs.existsSync(list)) throw new BenchUsageError(`--packages=${list}: no such file`);
   const pins = pinnedPackages(list);
-  installPackages(pins, list, dir, root);
+  const venvPython = path.join(root, '.venv', 'bin', 'python');
+  installPinned(pins, dir, fs.existsSync(venvPython) ? venvPython : 'python3', `--packages=${list}`);
 
   const out = path.join(dir, '..', 'mine-bench.jsonl');
   const cli = path.join(root, 'bin', 'ndbg.js');
@@ -63,33 +65,4 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     perPackage: m.perPackage,
     callsPerPackage: m.callsPerPackage,
   };
-}
-
-/** `name==version` lines (comments and blank lines skipped): a pinned list, nothing else. */
-export function pinnedPackages(file: string): string[] {
-  const pins: string[] = [];
-  fs.readFileSync(file, 'utf8')
-    .split('\n')
-    .forEach((raw, i) => {
-      const line = raw.replace(/#.*/, '').trim();
-      if (!line) return;
-      if (!/^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+$/.test(line)) throw new BenchUsageError(`${file}:${i + 1}: expected name==version, got "${line}"`);
-      pins.push(line);
-    });
-  if (pins.length === 0) throw new BenchUsageError(`${file}: no packages listed`);
-  return pins;
-}
-
-/** Installs the list once into `dir`; a stamp of the list's text says it is there. */
-function installPackages(pins: string[], list: string, dir: string, root: string): void {
-  const stamp = path.join(dir, '.ndbg-installed');
-  const want = pins.join('\n');
-  if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === want) return;
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
-  const venvPython = path.join(root, '.venv', 'bin', 'python');
-  const pip = fs.existsSync(venvPython) ? venvPython : 'python3';
-  const r = spawnSync(pip, ['-m', 'pip', 'install', '--quiet', '--no-deps', '--retries', '0', '--target', dir, '-r', list], { encoding: 'utf8', stdio: ['ignore', 'inherit', 'inherit'] });
-  if (r.status !== 0) throw new Error(`pip install of ${list} into ${dir} failed (exit ${r.status})`);
-  fs.writeFileSync(stamp, want);
 }

@@ -5,7 +5,8 @@ import { UserError } from '../util/errors';
 import { packageRoot } from '../util/paths';
 import { NODE_PACKAGES, NativeChoice, nativePaths } from './backend';
 import { buildFusedOps } from './fused_build';
-import { cacheRoot, findTfLibrary, TfLibrary } from './tf_library';
+import { cacheRoot } from '../util/cache_dir';
+import { findTfLibrary, TfLibrary } from './tf_library';
 
 /**
  * `ndbg backend install [--gpu] [--from PATH]`: builds tfjs-node(-gpu)'s addon against a

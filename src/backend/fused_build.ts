@@ -3,7 +3,8 @@ import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { packageRoot } from '../util/paths';
-import { cacheRoot, ensureKernelHeaders, TfLibrary } from './tf_library';
+import { cacheRoot } from '../util/cache_dir';
+import { ensureKernelHeaders, TfLibrary } from './tf_library';
 
 /**
  * Building native/ndbg_ops.cc, the fused TensorFlow kernels (see there), against the TensorFlow

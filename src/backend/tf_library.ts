@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
+import { cacheRoot } from '../util/cache_dir';
 import { UserError } from '../util/errors';
 
 /**
@@ -26,13 +26,6 @@ export interface TfLibrary {
   includeDir: string;
   /** A site-packages `nvidia/` folder beside a GPU wheel (CUDA 12 pip libraries), when there is one. */
   nvidiaDir?: string;
-}
-
-/** Where extracted libraries live: $NDBG_CACHE, else $XDG_CACHE_HOME/ndbg, else ~/.cache/ndbg. */
-export function cacheRoot(): string {
-  if (process.env.NDBG_CACHE) return path.resolve(process.env.NDBG_CACHE);
-  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  return path.join(base, 'ndbg');
 }
 
 /** Headers neither the addon nor the fused ops need (third-party sources: ~140 MB of the wheel's 250). */

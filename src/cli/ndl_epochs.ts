@@ -5,7 +5,10 @@
  * most MAX_NDL_EPOCHS times.
  */
 import { readManifest } from '../data/manifest';
-import { QUICKSTART_WEIGHTS } from './quickstart_options';
+import { quickstartWeights, DEFAULT_MINED_SHARE } from './quickstart_options';
+
+/** The NDL source's share of the rows at the quickstart's default mixture. */
+const DEFAULT_NDL_SHARE = quickstartWeights(DEFAULT_MINED_SHARE).ndl;
 
 export const MAX_NDL_EPOCHS = 2;
 
@@ -24,17 +27,17 @@ export function ndlTrainTokens(dataDir: string): number {
   return ndl.train.tokens;
 }
 
-/** Epochs of the NDL documents that `tokens` training tokens read, with the quickstart's mixture. */
-export function ndlEpochs(ndlTokens: number, tokens: number): number {
-  return (tokens * QUICKSTART_WEIGHTS.ndl) / Math.max(ndlTokens, 1);
+/** Epochs of the NDL documents that `tokens` training tokens read, with the NDL source's share of the rows. */
+export function ndlEpochs(ndlTokens: number, tokens: number, ndlShare = DEFAULT_NDL_SHARE): number {
+  return (tokens * ndlShare) / Math.max(ndlTokens, 1);
 }
 
 /**
  * Programs to generate so that `tokens` training tokens read each NDL document at most
  * MAX_NDL_EPOCHS times, given `perProgram` NDL tokens per generated program; at least `floor`.
  */
-export function programsFor(tokens: number, perProgram: number, floor: number): number {
-  const needed = Math.ceil((tokens * QUICKSTART_WEIGHTS.ndl) / MAX_NDL_EPOCHS / perProgram);
+export function programsFor(tokens: number, perProgram: number, floor: number, ndlShare = DEFAULT_NDL_SHARE): number {
+  const needed = Math.ceil((tokens * ndlShare) / MAX_NDL_EPOCHS / perProgram);
   // 5% above the estimate, so that a slightly shorter draw still stays within the limit.
   return Math.max(floor, Math.ceil(needed * 1.05));
 }

@@ -5,7 +5,9 @@
  *   1 programs   generate + filter synthetic programs, split by program   programs/{train,validation,test}.jsonl
  *   2 trace      sandboxed traces of the train and test programs          traces/{train,test}.jsonl
  *   3 ndl        sampled NDL documents that fit the context                ndl/train.jsonl
- *   4 code       Python standard library source as the code source         code/stdlib.jsonl
+ *   4 real code  the stdlib's source text as the code source; real functions code/stdlib.jsonl, mined/mined.jsonl,
+ *                mined from the stdlib + pinned packages, traced on several  ndl/mined.jsonl, traces/mined-{split}.jsonl
+ *                inputs each, split by function: their NDL documents
  *   5 data       tokenize + pack an Arrow mixture                          data/, quickstart-data.json (--resume reads it)
  *   6 train      the tiny config for a fixed step budget (--minutes: time)   run/ (checkpoints, metrics)
  *   7 eval       next-state accuracy on held-out programs vs the baselines run/eval/next_state.json
@@ -37,7 +39,7 @@ import { prepareQuickstartData, type QuickstartData } from './quickstart_data';
 import { readDataRecord, writeDataRecord } from './quickstart_record';
 import { evaluateRun, type EvalExtras, type RunEvaluation } from './quickstart_eval';
 import { ndlEpochs, ndlTrainTokens } from './ndl_epochs';
-import { budgetOverrides, describeBudget, QUICKSTART_WEIGHTS, done, pct, stage, trainBudget, type EvalSplit, type QuickstartOptions, type StageSeconds, type TrainBudget } from './quickstart_options';
+import { budgetOverrides, describeBudget, quickstartWeights, done, pct, stage, trainBudget, type EvalSplit, type QuickstartOptions, type StageSeconds, type TrainBudget } from './quickstart_options';
 
 export { QUICKSTART_DEFAULTS, type QuickstartOptions } from './quickstart_options';
 
@@ -68,6 +70,8 @@ export interface QuickstartResult extends TrainedRun {
   nextState: NextStateResult['tables'];
   /** Multi-step accuracy in scripted debug sessions on held-out programs. */
   sessions: RunEvaluation['sessions'];
+  /** Next-state on the held-out mined real functions. */
+  mined: RunEvaluation['mined'];
   /** The real-code section; undefined when no CruxEval file was given. */
   cruxeval?: RunEvaluation['cruxeval'];
   /** Share of NDL documents and of eval tasks that fit the model's context. */
@@ -102,7 +106,8 @@ export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, ru
     config: o.config,
     overrides: [
       `data.datasets=${JSON.stringify([data.dataDir])}`,
-      `data.weights=${JSON.stringify(QUICKSTART_WEIGHTS)}`,
+      // Sources without a share are left out: the data set has no mined source when none is trained on.
+      `data.weights=${JSON.stringify(Object.fromEntries(Object.entries(quickstartWeights(o.minedShare)).filter(([, w]) => w > 0)))}`,
       ...budgetOverrides(budget),
       `train.backend=${o.backend}`,
       `train.seed=${o.seed}`,
@@ -123,7 +128,7 @@ export async function trainRecipe(o: QuickstartOptions, data: QuickstartData, ru
   const checkpoint = trained.averaged?.dir ?? checkpoints[checkpoints.length - 1].dir;
   // This process's pace: a resumed run's earlier tokens were trained in another one.
   const tokensPerS = (trained.tokens - trained.startTokens) / Math.max(trained.loopSeconds, 1e-9);
-  const epochs = ndlEpochs(ndlTrainTokens(data.dataDir), trained.tokens);
+  const epochs = ndlEpochs(ndlTrainTokens(data.dataDir), trained.tokens, quickstartWeights(o.minedShare).ndl);
   done(`${runDir}: ${losses.length} steps on ${trained.backend} (${Math.round(tokensPerS)} tokens/s, ${trained.tokens} tokens, ${epochs.toFixed(2)} epochs of the NDL documents), loss ${firstLoss.toFixed(3)} -> ${lastLoss.toFixed(3)}; checkpoint ${checkpoint}${averagedNote(checkpoint)}`, t, seconds, 'train');
   return { runDir, checkpoint, backend: trained.backend, steps: losses.length, resumedAt: o.resume ? trained.startStep : null, tokens: trained.tokens, firstLoss, lastLoss, budget, machine, tokensPerS, ndlEpochs: epochs };
 }
@@ -159,7 +164,7 @@ export function freshOutputDir(out: string, force: boolean): string {
     throw new UserError(`${dir} is not empty; pass --force to replace it or choose another --out`);
   }
   fs.rmSync(dir, { recursive: true, force: true });
-  for (const sub of ['programs', 'traces', 'ndl', 'code']) fs.mkdirSync(path.join(dir, sub), { recursive: true });
+  for (const sub of ['programs', 'traces', 'ndl', 'code', 'mined']) fs.mkdirSync(path.join(dir, sub), { recursive: true });
   return dir;
 }
 
@@ -211,7 +216,7 @@ export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<Qui
   const summary: QuickstartResult = {
     dir, runDir: run.runDir, checkpoint: run.checkpoint, backend: run.backend, steps: run.steps, resumedAt: run.resumedAt, tokens: run.tokens,
     firstLoss: run.firstLoss, lastLoss: run.lastLoss, budget: run.budget, machine: run.machine, tokensPerS: run.tokensPerS, ndlEpochs: run.ndlEpochs,
-    heldOut: { split: data.evalSplit, programs: data.testTraces.length }, nextState: run.result.tables, sessions: run.sessions, cruxeval: run.cruxeval, fit, seconds,
+    heldOut: { split: data.evalSplit, programs: data.testTraces.length }, nextState: run.result.tables, mined: run.mined, sessions: run.sessions, cruxeval: run.cruxeval, fit, seconds,
   };
   writeJson(path.join(dir, 'quickstart.json'), {
     ...summary,
@@ -222,7 +227,8 @@ export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<Qui
     full_match_baseline: ratesOf(run.result.tables.baseline, 'full'),
     src_baseline: ratesOf(run.result.tables.baseline, 'src'),
     full_match_naive: ratesOf(run.result.tables.naive, 'full'),
-    // The whole tables (intervals, programs, exit shares) live in run/eval/next_state.json.
+    mined: { programs: data.minedTraces.length, full_match_model: ratesOf(run.mined[run.completer.name], 'full'), full_match_baseline: ratesOf(run.mined.baseline, 'full') },
+    // The whole tables (intervals, programs, exit shares) live in run/eval/next_state*.json.
     cruxeval: run.cruxeval && { file: run.cruxeval.file, programs: run.cruxeval.programs, protocol: run.cruxeval.protocol.byTask, trivial: run.cruxeval.trivial, full_match_model: ratesOf(run.cruxeval.nextState[run.completer.name], 'full'), full_match_baseline: ratesOf(run.cruxeval.nextState.baseline, 'full') },
     src_model: ratesOf(run.result.tables[run.completer.name], 'src'),
     ...(run.result.tables[FREE_SRC_NAME] && {

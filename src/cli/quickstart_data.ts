@@ -1,7 +1,7 @@
 /**
  * The quickstart's data stages (1–5): programs → traces → NDL documents that fit the context →
- * the code source → an Arrow mixture. Shared by `ndbg quickstart` and the learning benchmark,
- * which trains several budgets on one data set.
+ * the code source and mined real functions with their documents → an Arrow mixture. Shared by
+ * `ndbg quickstart` and the learning benchmark, which trains several budgets on one data set.
  */
 import * as path from 'path';
 import { buildDataset } from '../data/build';
@@ -10,6 +10,7 @@ import { sampleDocuments } from '../ndl/generate';
 import { writeDocumentsSidecar } from '../ndl/run';
 import { ProgramsConfigSchema } from '../programs/config';
 import { pySourceDocuments } from '../programs/loaders';
+import { STDLIB_PACKAGE } from '../programs/mine_corpus';
 import { generateCorpus, type GenerateSummary } from '../programs/pipeline';
 import { onePerProgram, splitByKeys } from '../programs/splits';
 import { tracePrograms } from '../trace';
@@ -22,7 +23,8 @@ import { loadConfig } from '../util/config';
 import { replaceFileAtomic } from '../util/fsync';
 import { UserError } from '../util/errors';
 import { Progress } from '../util/progress';
-import { done, pct, stage, type EvalSplit, type QuickstartOptions, type StageSeconds } from './quickstart_options';
+import { mineQuickstartFunctions } from './quickstart_mine';
+import { done, pct, quickstartWeights, stage, type EvalSplit, type QuickstartOptions, type StageSeconds } from './quickstart_options';
 
 export interface QuickstartData {
   dataDir: string;
@@ -30,6 +32,8 @@ export interface QuickstartData {
   evalSplit: EvalSplit;
   /** Traces of the held-out programs, one record per distinct program, of evalSplit. */
   testTraces: TraceRecord[];
+  /** Traces of the held-out mined real functions, one call per function, of evalSplit (quickstart_mine.ts). */
+  minedTraces: TraceRecord[];
   /** NDL documents of the held-out programs (sampled like the training ones): the SRC-token measure reads them. */
   testDocuments: string;
   /** The context T the run trains at (train/run_config.ts trainingSeqLen): documents are at most one row, T+1 tokens. */
@@ -121,7 +125,31 @@ function makeCodeSource(o: QuickstartOptions, file: string): { files: number; by
   return { files: docs.length, bytes };
 }
 
-/** Runs stages 1–5 into `dir` (programs/, traces/, ndl/, code/, data/). */
+/** The held-out mined functions' traces, beside the generated programs' in traces/. */
+export const minedTracesFile = (split: EvalSplit): string => `mined-${split}.jsonl`;
+
+/**
+ * Stage 4: mined real functions (quickstart_mine.ts); one traced call per held-out function for
+ * the eval, and, when they are trained on (a mined share above 0), the training calls' NDL
+ * documents, sampled as the generated programs' are.
+ */
+async function makeMinedSource(o: QuickstartOptions, dir: string, tok: Tokenizer, seqLen: number, trained: boolean): Promise<{ file?: string; heldOut: TraceRecord[]; summary: string }> {
+  const log = (line: string) => process.stderr.write(`      ${line}\n`);
+  const mined = await mineQuickstartFunctions(o, path.join(dir, 'mined'), log);
+  const heldOut = await tracePrograms(onePerProgram(mined.records[o.evalSplit], o.evalPrograms), o.workers);
+  writeJsonl(path.join(dir, 'traces', minedTracesFile(o.evalSplit)), heldOut);
+  const s = mined.run.summary;
+  const packages = Object.keys(s.perPackage).filter((p) => p !== STDLIB_PACKAGE).length;
+  const summary = `${path.join(dir, 'mined', 'mined.jsonl')}: ${s.functionsKept} functions (${s.recordsKept} calls) from the standard library and ${packages} packages in ${mined.run.seconds.toFixed(0)}s; ${heldOut.length} held-out functions (${o.evalSplit} split)`;
+  if (!trained) return { heldOut, summary: `${summary}; no mined document trained on (--mined-share 0)` };
+  // A call the mine kept ran in the sandbox; one that no longer traces (a timeout under load) is left out.
+  const traced = (await tracePrograms(mined.records.train, o.workers)).filter((t) => t.events.length > 0);
+  const file = path.join(dir, 'ndl', 'mined.jsonl');
+  const docs = makeDocuments(o, traced, file, tok, seqLen, TRAIN_FORWARD_SHARE);
+  return { file, heldOut, summary: `${summary}; ${file}: ${docs.documents} documents of ${traced.length} training calls (${docs.tooLong} left out: > ${rowLenOf(seqLen)} tokens)` };
+}
+
+/** Runs stages 1–5 into `dir` (programs/, traces/, ndl/, code/, mined/, data/). */
 export async function prepareQuickstartData(o: QuickstartOptions, dir: string, seconds: StageSeconds): Promise<QuickstartData> {
   let t = Date.now();
   stage(1, 'programs', `generating ${o.programs} synthetic programs (seed ${o.seed}) and filtering them by running them`);
@@ -161,10 +189,17 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
   );
 
   t = Date.now();
-  stage(4, 'code', `taking up to ${(o.codeBytes / 2 ** 20).toFixed(1)} MiB of the Python standard library as the code source`);
+  const weights = quickstartWeights(o.minedShare);
+  const mineWhat = o.minePackages === null ? 'the standard library' : `the standard library and the pinned packages of ${path.basename(o.minePackages)}`;
+  stage(
+    4,
+    'real code',
+    `up to ${(o.codeBytes / 2 ** 20).toFixed(1)} MiB of the standard library's source as the code source (${pct(weights.code, 1)} of training), and real functions mined from ${mineWhat}, each called on inputs whose traces differ (${o.workers} workers), split by function (the held-out ones are evaluated; the rest's documents are ${pct(weights.mined, 1)} of training)`,
+  );
   const codeFile = path.join(dir, 'code', 'stdlib.jsonl');
   const codeStats = makeCodeSource(o, codeFile);
-  done(`${codeFile}: ${codeStats.files} files, ${(codeStats.bytes / 2 ** 20).toFixed(2)} MiB`, t, seconds, 'code');
+  const mined = await makeMinedSource(o, dir, tokenizer, seqLen, weights.mined > 0);
+  done(`${codeFile}: ${codeStats.files} files, ${(codeStats.bytes / 2 ** 20).toFixed(2)} MiB; ${mined.summary}`, t, seconds, 'real_code');
 
   t = Date.now();
   stage(5, 'data', `tokenizing (${path.basename(o.tokenizer)}) and packing rows of ${rowLen} tokens into Arrow shards`);
@@ -173,6 +208,7 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
     sources: [
       { name: 'ndl', path: ndlFile, kind: 'ndl' },
       { name: 'code', path: codeFile, kind: 'code' },
+      ...(mined.file ? [{ name: 'mined', path: mined.file, kind: 'ndl' as const }] : []),
     ],
     out: dataDir,
     tokenizer: o.tokenizer,
@@ -190,5 +226,5 @@ export async function prepareQuickstartData(o: QuickstartOptions, dir: string, s
   const packing = manifest.sources.map((src) => `${src.name}: ${src.packing?.mode}, ${src.packing?.documentsSplit} split, ${pct(src.packing?.paddingFraction ?? 0, 1)} padding`);
   done(`${dataDir}/manifest.json (${packing.join('; ')})`, t, seconds, 'data');
 
-  return { dataDir, evalSplit: split, testTraces, testDocuments, seqLen, documents: { written: docs.documents, tooLong: docs.tooLong } };
+  return { dataDir, evalSplit: split, testTraces, minedTraces: mined.heldOut, testDocuments, seqLen, documents: { written: docs.documents, tooLong: docs.tooLong } };
 }

@@ -3,23 +3,20 @@
  * checkpoint. Next-state accuracy on the held-out programs (the model with SRC constrained, and
  * free with --free-src, beside the rule baseline and the naive one, with 95% intervals over programs and the
  * per-task samples), the copy probe, multi-step accuracy in scripted `ndbg debug` sessions on
- * the model's own history, and — when a CruxEval file is given — the same on real code.
+ * the model's own history, next-state on the held-out mined real functions, and — when a
+ * CruxEval file is given — the same on CruxEval's programs.
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { NaiveBaseline, RuleBaseline } from '../eval/baseline';
-import { CompleterPredictor } from '../eval/completer';
 import { copyProbeOf, formatCopyProbe, modelLogProbs, type CopyProbeResult } from '../eval/copy_probe';
 import { runCruxEvalSuite, type CruxEvalSuite } from '../eval/cruxeval_suite';
 import { loadModelCompleter, writeJson } from '../eval/load';
 import type { ModelCompleter } from '../eval/model_completer';
-import { evaluateNextState, formatTables, nextStateReport, type NextStateResult } from '../eval/next_state';
-import { writeNextStateSamples } from '../eval/samples';
+import { formatTables, type NextStateResult } from '../eval/next_state';
+import { nextStateSection } from '../eval/next_state_section';
 import { formatSessionAccuracy, sessionAccuracy, type SessionAccuracy } from '../eval/session_accuracy';
 import { formatSrcTokenAccuracy, readNdlTexts, srcTokenAccuracy, type SrcTokenAccuracy } from '../eval/src_tokens';
-import { ALL_ACTIONS, makeTasks } from '../eval/tasks';
 import type { QuickstartData } from './quickstart_data';
-import { assetPath } from '../util/paths';
 import { done, pct, stage, type QuickstartOptions, type StageSeconds } from './quickstart_options';
 
 /** The eval's own options (all opt-in or with defaults, so every caller of the recipe has them). */
@@ -39,9 +36,6 @@ export interface EvalExtras {
 
 export const EVAL_DEFAULTS = { cruxevalPrograms: 200, sessions: 30, sessionCommands: 8 } as const;
 
-/** The CruxEval copy that ships with ndbg (evalsets/README.md): evaluation only, never trained on. */
-export const SHIPPED_CRUXEVAL = assetPath('evalsets/cruxeval.jsonl');
-
 /** A --cruxeval value: a file, or `none` to skip the real-code section. */
 export function cruxevalFile(flag: string | undefined): string | undefined {
   return flag === undefined || flag === 'none' ? undefined : flag;
@@ -54,6 +48,8 @@ export interface RunEvaluation {
   srcTokens: SrcTokenAccuracy;
   /** Eval tasks scored, and drawn but not fitting the context. */
   tasks: { scored: number; didNotFit: number };
+  /** Next-state on the held-out mined real functions. */
+  mined: NextStateResult['tables'];
   sessions: SessionAccuracy;
   cruxeval?: CruxEvalSuite;
 }
@@ -62,17 +58,20 @@ const log = (line: string) => process.stderr.write(`${line.split('\n').map((l) =
 
 /** Next-state on the held-out programs: both decodings and both baselines, JSON and samples. */
 async function heldOutNextState(o: QuickstartOptions & EvalExtras, data: QuickstartData, completer: ModelCompleter, evalDir: string) {
-  const { tasks, didNotFit } = makeTasks(data.testTraces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, budget: completer.budget });
-  const notFitting = Object.values(didNotFit).reduce((a, b) => a + b, 0);
-  log(`${tasks.length} tasks; ${pct(tasks.length, tasks.length + notFitting)} fit the context (${notFitting} did_not_fit, not scored)`);
   // The model as shipped (SRC constrained to program lines) and, when asked, decoding freely beside it.
-  const models = o.freeSrc ? [completer, completer.withSrcConstraint(false)] : [completer];
-  const predictors = [...models.map((m) => new CompleterPredictor(m)), new RuleBaseline(), new NaiveBaseline()];
-  const result = await evaluateNextState(tasks, predictors, { didNotFit });
-  writeJson(path.join(evalDir, 'next_state.json'), nextStateReport(result, completer.name, { programs: data.testTraces.length, tasks: tasks.length }));
-  writeNextStateSamples(path.join(evalDir, 'next_state_samples.jsonl'), result);
-  process.stderr.write(`${formatTables(result.tables)}\n`);
-  return { result, tasks: { scored: tasks.length, didNotFit: notFitting } };
+  const section = await nextStateSection(data.testTraces, completer, { seed: o.seed, evalDir, suffix: '', alsoModels: o.freeSrc ? [completer.withSrcConstraint(false)] : [] });
+  const { scored, didNotFit } = section.tasks;
+  log(`${scored} tasks; ${pct(scored, scored + didNotFit)} fit the context (${didNotFit} did_not_fit, not scored)`);
+  process.stderr.write(`${formatTables(section.result.tables)}\n`);
+  return section;
+}
+
+/** Next-state on the held-out mined real functions (stage 4's split), the model beside both baselines. */
+async function minedNextState(o: QuickstartOptions, data: QuickstartData, completer: ModelCompleter, evalDir: string): Promise<NextStateResult['tables']> {
+  const what = `${data.minedTraces.length} held-out mined real functions (${data.evalSplit} split)`;
+  const { result } = await nextStateSection(data.minedTraces, completer, { seed: o.seed, evalDir, suffix: '_mined', meta: { title: `Next-state accuracy (exact match, ${what})`, level: 'mined' } });
+  log(`Mined real functions, next-state (${what}):\n${formatTables(result.tables)}`);
+  return result.tables;
 }
 
 /** Stage 7 for one checkpoint; everything goes under runDir/eval. */
@@ -84,6 +83,7 @@ export async function evaluateRun(o: QuickstartOptions & EvalExtras, data: Quick
   const evalDir = path.join(runDir, 'eval');
   fs.mkdirSync(evalDir, { recursive: true });
   const { result, tasks } = await heldOutNextState(o, data, completer, evalDir);
+  const mined = await minedNextState(o, data, completer, evalDir);
   // Whether the model copies from its context at all (induction heads): what SRC accuracy needs.
   const probe = copyProbeOf(completer.model, completer.tokenizer, {}, completer.budget.seqLen);
   // How close it is to copying lines: moves long before exact-match SRC does (docs/eval.md).
@@ -97,5 +97,5 @@ export async function evaluateRun(o: QuickstartOptions & EvalExtras, data: Quick
   log(formatSessionAccuracy(sessions));
   const cruxeval = await runCruxEvalSuite(completer, evalDir, { file: o.cruxeval, programs: o.cruxevalPrograms ?? EVAL_DEFAULTS.cruxevalPrograms, seed: o.seed, workers: o.workers }, log);
   done(path.join(evalDir, 'next_state.json'), t, seconds, 'eval');
-  return { completer, result, copyProbe: probe, srcTokens, tasks, sessions, cruxeval };
+  return { completer, result, mined, copyProbe: probe, srcTokens, tasks, sessions, cruxeval };
 }

@@ -10,17 +10,17 @@ import type { TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
 import { replaceFileAtomic } from '../util/fsync';
 import { readJsonlSync } from '../util/jsonl';
-import type { QuickstartData } from './quickstart_data';
+import { minedTracesFile, type QuickstartData } from './quickstart_data';
 import type { QuickstartOptions, StageSeconds } from './quickstart_options';
 
 export const DATA_RECORD_FILE = 'quickstart-data.json';
 
 /** The options that decide what stages 1–5 write; a resume must be given the same ones. */
-const DATA_OPTIONS = ['programs', 'seed', 'programsConfig', 'evalSplit', 'evalPrograms', 'docsPerProgram', 'codeBytes', 'tokenizer', 'pieceDropout'] as const;
+const DATA_OPTIONS = ['programs', 'seed', 'programsConfig', 'evalSplit', 'evalPrograms', 'docsPerProgram', 'codeBytes', 'minePackages', 'minedShare', 'tokenizer', 'pieceDropout'] as const;
 type DataOptions = Pick<QuickstartOptions, (typeof DATA_OPTIONS)[number]>;
 
 /** The files' options as absolute paths, so a relative and an absolute spelling agree. */
-const PATH_OPTIONS: ReadonlySet<string> = new Set(['programsConfig', 'tokenizer']);
+const PATH_OPTIONS: ReadonlySet<string> = new Set(['programsConfig', 'tokenizer', 'minePackages']);
 
 /** The CLI flag that sets an option, for messages. */
 const flagOf = (option: string): string => `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -35,7 +35,7 @@ interface DataRecord {
 
 function dataOptions(o: QuickstartOptions): DataOptions {
   const picked: Record<string, unknown> = {};
-  for (const k of DATA_OPTIONS) picked[k] = PATH_OPTIONS.has(k) ? path.resolve(o[k] as string) : o[k];
+  for (const k of DATA_OPTIONS) picked[k] = PATH_OPTIONS.has(k) && o[k] !== null ? path.resolve(o[k] as string) : o[k];
   return picked as DataOptions;
 }
 
@@ -68,13 +68,16 @@ export function readDataRecord(dir: string, o: QuickstartOptions, seconds: Stage
     throw new UserError(`--resume: ${what.join('; ')} per ${file}; resume with the data's options, or run without --resume to start over`);
   }
   const split = o.evalSplit;
-  const tracesFile = path.join(dir, 'traces', `${split}.jsonl`);
-  if (!fs.existsSync(tracesFile)) throw new UserError(`--resume: ${tracesFile} is missing (written in stage 2); run without --resume to start over`);
+  const traces = (file: string, stageWritten: number): TraceRecord[] => {
+    if (!fs.existsSync(file)) throw new UserError(`--resume: ${file} is missing (written in stage ${stageWritten}); run without --resume to start over`);
+    return readJsonlSync<TraceRecord>(file);
+  };
   Object.assign(seconds, record.seconds);
   return {
     dataDir: path.join(dir, 'data'),
     evalSplit: split,
-    testTraces: readJsonlSync<TraceRecord>(tracesFile),
+    testTraces: traces(path.join(dir, 'traces', `${split}.jsonl`), 2),
+    minedTraces: traces(path.join(dir, 'traces', minedTracesFile(split)), 4),
     testDocuments: path.join(dir, 'ndl', `${split}.jsonl`),
     seqLen: record.seqLen,
     documents: record.documents,

@@ -13,13 +13,11 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { checkAssertion, SandboxPool, tracePrograms } from '../trace';
 import type { ProgramRecord } from '../trace/types';
-import { NaiveBaseline, RuleBaseline } from './baseline';
-import { CompleterPredictor, type TextCompleter } from './completer';
+import type { TextCompleter } from './completer';
 import { runCruxEval, type CruxEvalSummary } from './cruxeval_run';
 import { loadPrograms, writeJson } from './load';
-import { evaluateNextState, formatTables, nextStateReport, type NextStateResult } from './next_state';
-import { writeNextStateSamples } from './samples';
-import { ALL_ACTIONS, makeTasks } from './tasks';
+import { formatTables, type NextStateResult } from './next_state';
+import { nextStateSection } from './next_state_section';
 
 /** pass@1 of the paper's 1.8B neural debugger on CruxEval (arXiv 2603.09951), in percent. */
 export const PAPER_CRUXEVAL_1_8B: Record<string, number> = { output_step_return: 48.0, output_breakpoint: 57.7, input_inv_step_call: 53.6 };
@@ -73,10 +71,12 @@ export async function runCruxEvalSuite(completer: TextCompleter, evalDir: string
   }
   const programs = await loadPrograms(o.file, o.programs);
   const traces = await tracePrograms(programs, o.workers, true);
-  const { tasks, didNotFit } = makeTasks(traces, ALL_ACTIONS, { seed: o.seed, perProgram: 1, budget: completer.budget });
-  const result = await evaluateNextState(tasks, [new CompleterPredictor(completer), new RuleBaseline(), new NaiveBaseline()], { didNotFit });
-  writeJson(path.join(evalDir, 'next_state_cruxeval.json'), { ...nextStateReport(result, completer.name, { programs: traces.length, tasks: tasks.length }), title: `Next-state accuracy (exact match, the first ${programs.length} CruxEval programs)`, level: 'cruxeval' });
-  writeNextStateSamples(path.join(evalDir, 'next_state_cruxeval_samples.jsonl'), result);
+  const { result } = await nextStateSection(traces, completer, {
+    seed: o.seed,
+    evalDir,
+    suffix: '_cruxeval',
+    meta: { title: `Next-state accuracy (exact match, the first ${programs.length} CruxEval programs)`, level: 'cruxeval' },
+  });
   log(`CruxEval next-state (the first ${programs.length} programs of ${o.file}; never trained on):\n${formatTables(result.tables)}`);
   const protocol = await runCruxEval(programs, completer, {
     samples: 0, ks: [], temperature: 0, topP: 1, seed: o.seed, workers: o.workers, quiet: true, resultsFile: path.join(evalDir, 'cruxeval_samples.jsonl'),

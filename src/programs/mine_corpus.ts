@@ -54,6 +54,9 @@ function walkPy(root: string, skipDir: (name: string, rel: string) => boolean): 
   return out;
 }
 
+/** The provenance package name of standard-library functions. */
+export const STDLIB_PACKAGE = 'python-stdlib';
+
 export function pythonVersion(python: string): string {
   return execFileSync(python, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], { encoding: 'utf8' }).trim();
 }
@@ -61,7 +64,7 @@ export function pythonVersion(python: string): string {
 /** The standard library of `python` (its `sysconfig` stdlib directory). */
 export function stdlibFiles(python: string): CorpusFile[] {
   const root = execFileSync(python, ['-c', 'import sysconfig; print(sysconfig.get_paths()["stdlib"])'], { encoding: 'utf8' }).trim();
-  const origin: Provenance = { package: 'python-stdlib', version: pythonVersion(python), license: 'PSF-2.0' };
+  const origin: Provenance = { package: STDLIB_PACKAGE, version: pythonVersion(python), license: 'PSF-2.0' };
   const rels = walkPy(root, (name) => STDLIB_SKIP.has(name));
   return rels.map((rel) => ({ path: path.join(root, rel), rel, module: moduleName(rel), origin, test: isTestPath(rel) || rel.startsWith('unittest/') }));
 }

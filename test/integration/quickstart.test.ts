@@ -8,6 +8,8 @@ import { parseDocument } from '../../src/ndl/parse';
 import { MixtureLoader } from '../../src/data/loader';
 import { readManifest } from '../../src/data/manifest';
 import { readJsonlSync } from '../../src/util/jsonl';
+import { MINED_FRACTIONS } from '../../src/cli/quickstart_mine';
+import { splitRecords } from '../../src/programs/splits';
 import { tempDir } from '../helpers/tmp';
 
 /**
@@ -28,8 +30,9 @@ describe('ndbg quickstart (shortened)', () => {
       process.execPath,
       // A step budget (the quickstart's default kind; 200 steps here), so the loss curve, and the
       // 'loss fell by 0.5' check, are the same on a fast or a slow machine.
+      // --mined-share 0.1: the mined functions' documents are trained on too (the default only evaluates on them).
       [path.join(root, 'bin', 'ndbg.js'), 'quickstart', '--out', out, '--force', '--programs', '150', '--eval-programs', '6', '--free-src', '--cruxeval-programs', '4',
-        '--steps', '200', '--set', 'train.eval_every=50', '--set', 'train.checkpoint_every=100'],
+        '--mined-share', '0.1', '--steps', '200', '--set', 'train.eval_every=50', '--set', 'train.checkpoint_every=100'],
       { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20, timeout: 15 * 60 * 1000 },
     ).toString();
   }, 16 * 60 * 1000);
@@ -60,14 +63,39 @@ describe('ndbg quickstart (shortened)', () => {
     for (const d of docs.slice(0, 50)) expect(parseDocument(d.text).error).toBeUndefined();
   });
 
+  it('mines real functions from the standard library and the pinned packages, split by function', async () => {
+    const mined = lines(path.join(out, 'mined', 'mined.jsonl')) as Array<{ id: string; code: string; input: string; entry: string; source: { package: string; version: string | null } }>;
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'mined', 'mined.jsonl.manifest.json'), 'utf8')) as { python: string; against: string; packages: Array<{ package: string }>; functionsKept: number };
+    // The standard library and the pinned list (configs/mine-packages-quickstart.txt), installed with pip.
+    const packages = new Set(mined.map((r) => r.source.package));
+    expect(packages.has('python-stdlib')).toBe(true);
+    expect(packages.has('more-itertools')).toBe(true);
+    expect(mined.find((r) => r.source.package === 'more-itertools')?.source.version).toMatch(/^\d+\./);
+    expect(manifest.functionsKept).toBeGreaterThan(1000);
+    expect(manifest.python).toMatch(/^3\.\d+\.\d+$/);
+    expect(manifest.against).toMatch(/evalsets\/cruxeval\.jsonl$/);
+    const docs = lines(path.join(out, 'ndl', 'mined.jsonl')) as Array<{ text: string }>;
+    expect(docs.length).toBeGreaterThan(1000);
+    for (const d of docs.slice(0, 50)) expect(parseDocument(d.text).error).toBeUndefined();
+    // The held-out functions are the test split's, split by function: none is a training program.
+    const split = await splitRecords(mined.map(({ source: _source, ...r }) => r), MINED_FRACTIONS);
+    const heldOut = lines(path.join(out, 'traces', 'mined-test.jsonl')) as Array<{ code: string; events: unknown[] }>;
+    expect(heldOut).toHaveLength(6);
+    const trainCodes = new Set(split.records.train.map((r) => r.code));
+    const testCodes = new Set(split.records.test.map((r) => r.code));
+    for (const t of heldOut) expect({ train: trainCodes.has(t.code), test: testCodes.has(t.code) }).toEqual({ train: false, test: true });
+  });
+
   it('builds Arrow data that the loader streams', () => {
     const dataDir = path.join(out, 'data');
     const manifest = readManifest(dataDir);
-    expect(manifest.sources.map((s: { name: string }) => s.name).sort()).toEqual(['code', 'ndl']);
-    // Every NDL row shows its program: documents are packed whole, none cut across rows.
-    const ndl = manifest.sources.find((s) => s.name === 'ndl');
-    expect(ndl?.packing).toMatchObject({ mode: 'whole_documents', documentsSplit: 0 });
+    expect(manifest.sources.map((s: { name: string }) => s.name).sort()).toEqual(['code', 'mined', 'ndl']);
+    // Every NDL row shows its program, generated or mined: documents are packed whole, none cut across rows.
+    for (const name of ['ndl', 'mined']) expect(manifest.sources.find((s) => s.name === name)?.packing).toMatchObject({ mode: 'whole_documents', documentsSplit: 0 });
     expect(manifest.sources.find((s) => s.name === 'code')?.packing?.mode).toBe('stream');
+    // The mined share is taken from the code source's: 0.9 / 0 / 0.1, as the run's config records.
+    const config = JSON.parse(fs.readFileSync(path.join(out, 'run', 'config.json'), 'utf8')) as { data: { weights: Record<string, number> } };
+    expect(config.data.weights).toEqual({ ndl: 0.9, mined: 0.1 });
     const loader = new MixtureLoader({ datasets: [dataDir], batchSize: 2, seed: 0 });
     const batch = loader.next();
     expect(batch.ids.length).toBe(2 * (loader.seqLen + 1));
@@ -108,7 +136,14 @@ describe('ndbg quickstart (shortened)', () => {
     const cruxNext = JSON.parse(fs.readFileSync(path.join(out, 'run', 'eval', 'next_state_cruxeval.json'), 'utf8'));
     expect(Object.keys(cruxNext.full_match_baseline)).toContain('step_into');
     expect(stdout).toMatch(/CruxEval next-state \(4 programs\)/);
+    // The held-out mined functions: their own next-state section, in the JSON, the summary and quickstart.json.
+    const minedNext = JSON.parse(fs.readFileSync(path.join(out, 'run', 'eval', 'next_state_mined.json'), 'utf8'));
+    expect(minedNext.programs).toBe(6);
+    expect(Object.keys(minedNext.full_match_baseline)).toContain('step_return');
+    expect(lines(path.join(out, 'run', 'eval', 'next_state_mined_samples.jsonl')).length).toBe(minedNext.tasks);
+    expect(stdout).toMatch(/mined real functions, next-state \(6 held-out functions\): model +\d+\.\d%/);
     const summaryJson = JSON.parse(fs.readFileSync(path.join(out, 'quickstart.json'), 'utf8'));
+    expect(summaryJson.mined.programs).toBe(6);
     expect(Object.keys(summaryJson.full_match_model_free_src)).toContain('step_into');
     // Tasks whose prompt cannot fit the context are counted, per action, never scored or hidden.
     expect((ns as unknown as { did_not_fit: Record<string, number> }).did_not_fit).toEqual(expect.objectContaining({ all: expect.any(Number) }));

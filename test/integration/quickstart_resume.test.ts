@@ -19,11 +19,11 @@ const root = path.resolve(__dirname, '..', '..');
 const out = tempDir('quickstart-resume');
 const STEPS = 120;
 const args = (...extra: string[]) => [
-  path.join(root, 'bin', 'ndbg.js'), 'quickstart', '--out', out, '--programs', '80', '--eval-programs', '3', '--sessions', '1', '--cruxeval', 'none',
+  path.join(root, 'bin', 'ndbg.js'), 'quickstart', '--out', out, '--programs', '80', '--eval-programs', '3', '--sessions', '1', '--cruxeval', 'none', '--mine-packages', 'none',
   '--steps', String(STEPS), '--set', 'train.checkpoint_every=10', '--set', 'train.eval_every=0', ...extra,
 ];
 const sha = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-const DATA_FILES = ['programs/train.jsonl', 'traces/train.jsonl', 'ndl/train.jsonl', 'data/manifest.json'];
+const DATA_FILES = ['programs/train.jsonl', 'traces/train.jsonl', 'ndl/train.jsonl', 'mined/mined.jsonl', 'traces/mined-test.jsonl', 'data/manifest.json'];
 
 /** After this many steps, inside the averaged window (steps 80–120). */
 const STOP_AFTER = 95;

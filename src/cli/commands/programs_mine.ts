@@ -3,13 +3,11 @@ import * as os from 'os';
 import * as path from 'path';
 import type { Argv, CommandModule } from 'yargs';
 import { UserError } from '../../util/errors';
-import { AtomicJsonlWriter } from '../../util/jsonl';
 import { Progress } from '../../util/progress';
 import { loadCruxEvalJsonl } from '../../programs/loaders';
-import { mineFunctions, MINE_ALLOW_IMPORTS, MINE_PREIMPORT } from '../../programs/mine';
-import { directoryFiles, packageFiles, pythonVersion, stdlibFiles, type CorpusFile } from '../../programs/mine_corpus';
+import { directoryFiles, packageFiles, stdlibFiles, type CorpusFile } from '../../programs/mine_corpus';
 import { programKeys } from '../../programs/splits';
-import { sandboxTracer } from '../../trace/tracers';
+import { mineToFile, MINE_DEFAULTS } from '../mine_run';
 
 type Args = Record<string, unknown>;
 
@@ -33,17 +31,18 @@ export const mine: CommandModule = {
       .option('out', { type: 'string', demandOption: true, describe: 'Output JSONL of program records with a `source` provenance field' })
       .option('against', { type: 'string', describe: 'Evaluation set (CruxEval JSONL): drop functions whose normalized AST is in it' })
       .option('seed', { type: 'number', default: 0, describe: 'Input seed; same seed and corpus give the same file' })
-      .option('candidates', { type: 'number', default: 8, describe: 'Calls proposed per function' })
-      .option('redraws', { type: 'number', default: 8, describe: 'Calls re-drawn per function from calls that failed on their input (a wrong type: the blamed arguments, of the kind the error asks for; a KeyError; too few lines); 0: none' })
-      .option('per-function', { type: 'number', default: 4, describe: 'Calls kept per function at most (distinct traces)' })
-      .option('min-per-function', { type: 'number', default: 2, describe: 'Drop functions with fewer distinct traced calls' })
-      .option('min-lines', { type: 'number', default: 3, describe: 'Line events a kept call must execute' })
-      .option('max-function-lines', { type: 'number', default: 40, describe: 'Longest function mined (lines)' })
-      .option('max-code-lines', { type: 'number', default: 80, describe: "Longest record code: the function plus what it references" })
-      .option('max-events', { type: 'number', default: 1000, describe: 'Trace events per call at most' })
+      .option('candidates', { type: 'number', default: MINE_DEFAULTS.candidates, describe: 'Calls proposed per function' })
+      .option('redraws', { type: 'number', default: MINE_DEFAULTS.redraws, describe: 'Calls re-drawn per function from calls that failed on their input (a wrong type: the blamed arguments, of the kind the error asks for; a KeyError; too few lines); 0: none' })
+      .option('per-function', { type: 'number', default: MINE_DEFAULTS.perFunction, describe: 'Calls kept per function at most (distinct traces)' })
+      .option('min-per-function', { type: 'number', default: MINE_DEFAULTS.minPerFunction, describe: 'Drop functions with fewer distinct traced calls' })
+      .option('min-lines', { type: 'number', default: MINE_DEFAULTS.minLines, describe: 'Line events a kept call must execute' })
+      .option('max-function-lines', { type: 'number', default: MINE_DEFAULTS.maxFunctionLines, describe: 'Longest function mined (lines)' })
+      .option('max-code-lines', { type: 'number', default: MINE_DEFAULTS.maxCodeLines, describe: "Longest record code: the function plus what it references" })
+      .option('max-events', { type: 'number', default: MINE_DEFAULTS.maxEvents, describe: 'Trace events per call at most' })
       .option('python', { type: 'string', default: 'python3', describe: 'The Python whose standard library --stdlib mines' })
       .option('workers', { type: 'number', default: Math.max(1, Math.min(4, os.cpus().length)), describe: 'Sandbox workers' })
-      .option('timeout', { type: 'number', default: 5, describe: 'Wall-clock seconds per call in the sandbox' })
+      .option('timeout', { type: 'number', default: MINE_DEFAULTS.timeoutS, describe: 'Wall-clock seconds per call in the sandbox' })
+      .option('shared-first-look', { type: 'boolean', default: false, describe: "Run each call's first look in a process shared with other calls: about twice as fast, but the kept calls then depend on how calls were scheduled (a few in thousands differ between two mines of one seed)" })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress bar' }),
   handler: async (a) => {
     const args = a as Args;
@@ -55,64 +54,36 @@ export const mine: CommandModule = {
     const out = args.out as string;
     if (!fs.existsSync(path.dirname(path.resolve(out)))) throw new UserError(`--out ${out}: directory ${path.dirname(out)} does not exist`);
     const against = args.against ? new Set(await programKeys(await loadCruxEvalJsonl(args.against as string))) : undefined;
-    const limits = { maxEvents: (args['max-events'] as number) + 16, timeoutS: args.timeout as number, preimport: MINE_PREIMPORT };
-    // Most calls run in a shared process though they import and define classes (a fork costs
-    // more than most calls); the determinism check of those kept runs each in a fresh fork,
-    // as `trace` will.
-    const tracer = sandboxTracer(args.workers as number, { ...limits, firstLookModules: MINE_PREIMPORT });
-    const checkTracer = sandboxTracer(args.workers as number, limits);
-    const writer = new AtomicJsonlWriter(out);
     const bar = new Progress('mine functions', undefined, process.stderr, args.quiet as boolean);
     let shown = 0;
-    const start = Date.now();
-    let summary;
-    try {
-      summary = await mineFunctions(
-        {
-          files,
-          tracer: tracer.trace,
-          checkTracer: checkTracer.trace,
-          seed: args.seed as number,
-          candidates: positiveInt(args, 'candidates'),
-          redraws: atLeast(args, 'redraws', 0),
-          perFunction: positiveInt(args, 'per-function'),
-          minPerFunction: positiveInt(args, 'min-per-function'),
-          minLines: positiveInt(args, 'min-lines'),
-          maxFunctionLines: positiveInt(args, 'max-function-lines'),
-          maxCodeLines: positiveInt(args, 'max-code-lines'),
-          maxEvents: positiveInt(args, 'max-events'),
-          against,
-          python: args.python as string,
-          onProgress: (done, total, kept) => {
-            bar.tick(done - shown, { of: total, kept });
-            shown = done;
-          },
+    const { summary, tracer, seconds } = await mineToFile(
+      files,
+      {
+        seed: args.seed as number,
+        candidates: positiveInt(args, 'candidates'),
+        redraws: atLeast(args, 'redraws', 0),
+        perFunction: positiveInt(args, 'per-function'),
+        minPerFunction: positiveInt(args, 'min-per-function'),
+        minLines: positiveInt(args, 'min-lines'),
+        maxFunctionLines: positiveInt(args, 'max-function-lines'),
+        maxCodeLines: positiveInt(args, 'max-code-lines'),
+        maxEvents: positiveInt(args, 'max-events'),
+        timeoutS: args.timeout as number,
+        against,
+        againstFile: (args.against as string | undefined) ?? null,
+        python: args.python as string,
+        workers: args.workers as number,
+        sharedFirstLook: args['shared-first-look'] as boolean,
+        onProgress: (done, total, kept) => {
+          bar.tick(done - shown, { of: total, kept });
+          shown = done;
         },
-        (r) => writer.write(r),
-      );
-      writer.commit();
-    } catch (e) {
-      writer.abort();
-      throw e;
-    } finally {
-      await Promise.all([tracer.close(), checkTracer.close()]);
-    }
+      },
+      out,
+    );
     bar.finish();
-    const seconds = (Date.now() - start) / 1000;
-    const manifest = {
-      format: 'ndbg-mined-programs/1',
-      python: pythonVersion(args.python as string),
-      tracer: tracer.describe,
-      seed: args.seed,
-      allow_imports: MINE_ALLOW_IMPORTS,
-      against: args.against ?? null,
-      seconds,
-      packages: [...new Map(files.map((f) => [f.origin.package, f.origin])).values()],
-      ...summary,
-    };
-    fs.writeFileSync(`${out}.manifest.json`, JSON.stringify(manifest, null, 2) + '\n');
     process.stdout.write(
-      `mined ${summary.functionsKept} functions (${summary.recordsKept} calls) of ${summary.functionsExtracted} extracted from ${summary.functionsSeen} module-level functions in ${summary.modules} modules, ${seconds.toFixed(1)}s (${tracer.describe})\n` +
+      `mined ${summary.functionsKept} functions (${summary.recordsKept} calls) of ${summary.functionsExtracted} extracted from ${summary.functionsSeen} module-level functions in ${summary.modules} modules, ${seconds.toFixed(1)}s (${tracer})\n` +
         `  per package: ${Object.entries(summary.perPackage).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
         `  extraction (${summary.extractionSeconds.toFixed(1)}s, peak ${summary.extractionPeakMiB} MiB): ${Object.entries(summary.extraction).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +
         `  calls: ${summary.callsTried} tried (${summary.callsRedrawn} re-drawn from wrong-type failures, ${summary.keptFromRedraws} of them kept); rejected ${Object.entries(summary.callRejections).map(([k, v]) => `${k} ${v}`).join(', ')}\n` +

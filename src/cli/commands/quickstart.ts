@@ -5,8 +5,8 @@ import { formatCruxEvalProtocol } from '../../eval/cruxeval_suite';
 import { ALL_BUT_CONTINUE } from '../../eval/score';
 import { formatSessionAccuracy } from '../../eval/session_accuracy';
 import { quickstart, QUICKSTART_DEFAULTS, type QuickstartResult } from '../quickstart';
-import { cruxevalFile, EVAL_DEFAULTS, SHIPPED_CRUXEVAL } from '../quickstart_eval';
-import { DEFAULT_STEPS, EVAL_SPLITS, type EvalSplit } from '../quickstart_options';
+import { cruxevalFile, EVAL_DEFAULTS } from '../quickstart_eval';
+import { DEFAULT_STEPS, EVAL_SPLITS, SHIPPED_CRUXEVAL, type EvalSplit } from '../quickstart_options';
 import { formatMachine } from '../../util/machine';
 import { formatDuration } from '../../util/progress';
 import { averagedNote } from '../../train/average';
@@ -35,6 +35,8 @@ export const quickstartCommand: CommandModule = {
       .option('cruxeval-programs', { type: 'number', default: EVAL_DEFAULTS.cruxevalPrograms, describe: 'The CruxEval sample: its first N programs' })
       .option('free-src', { type: 'boolean', default: false, describe: 'Also score the model decoding SRC freely (doubles the eval time)' })
       .option('sessions', { type: 'number', default: EVAL_DEFAULTS.sessions, describe: 'Held-out programs with a scripted, verified debug session each way (multi-step accuracy)' })
+      .option('mine-packages', { type: 'string', default: QUICKSTART_DEFAULTS.minePackages ?? undefined, describe: 'Pinned package list (name==version lines) installed with pip and mined beside the standard library for the real-function source; none: the standard library alone (no pip, a smaller mine)' })
+      .option('mined-share', { type: 'number', default: QUICKSTART_DEFAULTS.minedShare, describe: "The mined real functions' share of the training rows, taken from the code source's 0.1 first (0: evaluated on, not trained on; measured: docs/eval.md, Session 35)" })
       .option('piece-dropout', { type: 'number', default: QUICKSTART_DEFAULTS.pieceDropout, describe: 'Split each word piece of the training documents into smaller ones with this probability (subword regularization; measured, off by default: docs/data.md)' })
       .option('force', { type: 'boolean', default: false, describe: 'Replace a non-empty --out' })
       .option('resume', { type: 'boolean', default: false, describe: 'Continue a quickstart stopped in training (Ctrl-C, SIGTERM): reuse --out\'s data and resume from its latest checkpoint' }),
@@ -58,6 +60,8 @@ export const quickstartCommand: CommandModule = {
       force: a.force as boolean,
       resume: a.resume as boolean,
       pieceDropout: a['piece-dropout'] as number,
+      minedShare: a['mined-share'] as number,
+      minePackages: a['mine-packages'] === 'none' ? null : (a['mine-packages'] as string),
       set: a.set as string[],
       cruxeval: cruxevalFile(a.cruxeval as string | undefined),
       cruxevalPrograms: a['cruxeval-programs'] as number,
@@ -82,6 +86,7 @@ export const quickstartCommand: CommandModule = {
         line('step_over'),
         line('all'),
         line(ALL_BUT_CONTINUE),
+        `  mined real functions, next-state (${r.mined.model?.all?.programs ?? 0} held-out functions): model ${rate(r.mined.model, 'all')}% ${ci(r.mined.model, 'all')}  baseline ${rate(r.mined.baseline, 'all')}%`,
         `  ${formatSessionAccuracy(r.sessions)}`,
         `  ${r.cruxeval ? `CruxEval next-state (${r.cruxeval.programs} programs): model ${rate(r.cruxeval.nextState.model, 'all')}%, baseline ${rate(r.cruxeval.nextState.baseline, 'all')}%; ${formatCruxEvalProtocol(r.cruxeval)}` : 'CruxEval: skipped (--cruxeval none)'}`,
         `  report: ${r.runDir}/report.html`,
