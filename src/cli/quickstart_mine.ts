@@ -26,29 +26,27 @@ export interface MinedSplits {
   /** The mine's records (without provenance) by split. */
   records: Record<'train' | 'validation' | 'test', ProgramRecord[]>;
   run: MineRun;
-  /** Seconds pip took (0: the list was installed already). */
-  installSeconds: number;
 }
 
 /** The corpus: the standard library, plus the pinned list installed into ndbg's cache (unless null). */
-function corpusFiles(packagesList: string | null, log: (line: string) => void): { files: CorpusFile[]; installSeconds: number } {
+function corpusFiles(packagesList: string | null, log: (line: string) => void): CorpusFile[] {
   const files = stdlibFiles(PYTHON);
-  if (packagesList === null) return { files, installSeconds: 0 };
+  if (packagesList === null) return files;
   const pins = pinnedPackages(packagesList);
   const dir = pinnedPackagesDir(pins, pythonVersion(PYTHON));
   const { installed, seconds } = installPinned(pins, dir, PYTHON, `--mine-packages ${packagesList}`);
   log(installed ? `installed ${pins.length} pinned packages into ${dir} (${seconds.toFixed(0)}s)` : `${pins.length} pinned packages already in ${dir}`);
-  return { files: [...files, ...packageFiles(dir)], installSeconds: seconds };
+  return [...files, ...packageFiles(dir)];
 }
 
 /** Mines into `dir/mined.jsonl` (with its manifest) and splits the calls by function. */
 export async function mineQuickstartFunctions(o: { minePackages: string | null; seed: number; workers: number }, dir: string, log: (line: string) => void): Promise<MinedSplits> {
-  const { files, installSeconds } = corpusFiles(o.minePackages, log);
+  const files = corpusFiles(o.minePackages, log);
   const against = new Set(await programKeys(await loadCruxEvalJsonl(SHIPPED_CRUXEVAL)));
   const run = await mineToFile(files, { ...MINE_DEFAULTS, seed: o.seed, against, againstFile: SHIPPED_CRUXEVAL, python: PYTHON, workers: o.workers }, path.join(dir, 'mined.jsonl'));
   const split = await splitRecords(
     run.records.map(({ source: _source, ...r }) => r),
     MINED_FRACTIONS,
   );
-  return { records: split.records, run, installSeconds };
+  return { records: split.records, run };
 }
