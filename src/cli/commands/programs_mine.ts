@@ -42,7 +42,7 @@ export const mine: CommandModule = {
       .option('python', { type: 'string', default: 'python3', describe: 'The Python whose standard library --stdlib mines' })
       .option('workers', { type: 'number', default: Math.max(1, Math.min(4, os.cpus().length)), describe: 'Sandbox workers' })
       .option('timeout', { type: 'number', default: MINE_DEFAULTS.timeoutS, describe: 'Wall-clock seconds per call in the sandbox' })
-      .option('shared-first-look', { type: 'boolean', default: false, describe: "Run each call's first look in a process shared with other calls: about twice as fast, but the kept calls then depend on how calls were scheduled (a few in thousands differ between two mines of one seed)" })
+      .option('shared-first-look', { type: 'boolean', default: false, describe: "Run each call's first look in a process shared with other calls: faster on corpora of small calls, but the kept calls then depend on how calls were scheduled (a few in thousands differ between two mines of one seed)" })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress bar' }),
   handler: async (a) => {
     const args = a as Args;
