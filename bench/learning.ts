@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { freshOutputDir, trainAndEvaluate, type TrainedAndEvaluated } from '../src/cli/quickstart';
 import { cruxevalFile, EVAL_DEFAULTS, type EvalExtras } from '../src/cli/quickstart_eval';
-import { QUICKSTART_DEFAULTS, SHIPPED_CRUXEVAL, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
+import { QUICKSTART_DEFAULTS, quickstartWeights, SHIPPED_CRUXEVAL, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
 import { MAX_NDL_EPOCHS, NDL_TOKENS_PER_PROGRAM, ndlEpochs, ndlTrainTokens, programsFor } from '../src/cli/ndl_epochs';
 import { prepareQuickstartData, type QuickstartData } from '../src/cli/quickstart_data';
 import { loadRunConfigFile, trainingSeqLen } from '../src/train/run_config';
@@ -26,14 +26,15 @@ function tokensPerStep(o: QuickstartOptions): number {
  */
 async function prepareData(o: QuickstartOptions, dir: string, seconds: StageSeconds, maxTokens: number | undefined, fixedPrograms: boolean): Promise<{ data: QuickstartData; programs: number }> {
   let programs = o.programs;
-  if (maxTokens !== undefined && !fixedPrograms) programs = programsFor(maxTokens, NDL_TOKENS_PER_PROGRAM, o.programs);
+  const ndlShare = quickstartWeights(o.minedShare).ndl;
+  if (maxTokens !== undefined && !fixedPrograms) programs = programsFor(maxTokens, NDL_TOKENS_PER_PROGRAM, o.programs, ndlShare);
   let data = await prepareQuickstartData({ ...o, programs }, dir, seconds);
   if (maxTokens === undefined || fixedPrograms) return { data, programs };
   const ndlTokens = ndlTrainTokens(data.dataDir);
-  const epochs = ndlEpochs(ndlTokens, maxTokens);
+  const epochs = ndlEpochs(ndlTokens, maxTokens, ndlShare);
   if (epochs > MAX_NDL_EPOCHS) {
     const perProgram = ndlTokens / programs;
-    programs = programsFor(maxTokens, perProgram, programs + 1);
+    programs = programsFor(maxTokens, perProgram, programs + 1, ndlShare);
     process.stderr.write(`      the longest budget would read the NDL documents ${epochs.toFixed(2)} times; generating ${programs} programs instead\n`);
     data = await prepareQuickstartData({ ...o, programs, force: true }, freshOutputDir(dir, true), seconds);
   }
@@ -49,7 +50,7 @@ async function prepareData(o: QuickstartOptions, dir: string, seconds: StageSeco
  *
  * Usage: npm run bench -- learning [--steps=2500,20000 | --minutes=10,120] [--programs=N]
  *          [--docs-per-program=N] [--out=DIR] [--backend=B] [--set=K=V ...]
- *          [--cruxeval=FILE|none [--cruxeval-programs=200]] [--sessions=30]
+ *          [--cruxeval=FILE|none [--cruxeval-programs=200]] [--sessions=30] [--mined-share=S]
  *
  * Budgets are work (--steps, the default: the same models on every machine); --minutes is an
  * opt-in wall-clock budget whose models depend on the machine's speed. 20,000 steps is the
@@ -74,6 +75,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     backend: opt('backend') ?? 'auto',
     programs: intFlag(args, 'programs', QUICKSTART_DEFAULTS.programs),
     docsPerProgram: intFlag(args, 'docs-per-program', QUICKSTART_DEFAULTS.docsPerProgram),
+    // The mined real functions' share of the training rows, as `ndbg quickstart --mined-share` (validated there).
+    minedShare: Number(opt('mined-share') ?? QUICKSTART_DEFAULTS.minedShare),
     force: true,
     set: args.filter((a) => a.startsWith('--set=')).map((a) => a.slice(6)),
   };
@@ -88,7 +91,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const label = budgets.kind === 'steps' ? `${value} steps` : `${value} min`;
     const runDir = path.join(dir, budgets.kind === 'steps' ? `run-${value}steps` : `run-${value}min`);
     const r = budgets.kind === 'steps' ? await trainAndEvaluate({ ...o, steps: value }, data, runDir, null, seconds) : await trainAndEvaluate(o, data, runDir, value, seconds);
-    if (r.ndlEpochs > MAX_NDL_EPOCHS) process.stderr.write(`      note: ${label} read the NDL documents ${r.ndlEpochs.toFixed(2)} times (more than ${MAX_NDL_EPOCHS}): give --programs ${programsFor(r.tokens, ndlTokens / programs, programs)} for this budget\n`);
+    if (r.ndlEpochs > MAX_NDL_EPOCHS) process.stderr.write(`      note: ${label} read the NDL documents ${r.ndlEpochs.toFixed(2)} times (more than ${MAX_NDL_EPOCHS}): give --programs ${programsFor(r.tokens, ndlTokens / programs, programs, quickstartWeights(o.minedShare).ndl)} for this budget\n`);
     points.push({ ...learningPoint(label, r), runDir });
     r.completer.close();
   }
@@ -99,7 +102,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   fs.mkdirSync(path.dirname(svgFile), { recursive: true });
   fs.writeFileSync(svgFile, accuracyChart(points));
   return {
-    recipe: { config: path.relative(packageRoot(), o.config), programsConfig: path.relative(packageRoot(), o.programsConfig), programs, docsPerProgram: o.docsPerProgram, evalPrograms: o.evalPrograms, set: o.set },
+    recipe: { config: path.relative(packageRoot(), o.config), programsConfig: path.relative(packageRoot(), o.programsConfig), programs, docsPerProgram: o.docsPerProgram, evalPrograms: o.evalPrograms, minedShare: o.minedShare, set: o.set },
     budgets: budgets.kind,
     data: { ndlTrainTokens: ndlTokens, maxNdlEpochs: MAX_NDL_EPOCHS, tokensPerStep: stepTokens },
     fit: { documents: data.documents, seqLen: data.seqLen },
@@ -126,6 +129,8 @@ interface LearningPoint {
   byAction: Record<string, { full: number; src: number; evt: number; freeSrcFull: number; freeSrcSrc: number; baselineFull: number; baselineSrc: number; naiveFull: number; fullCi: [number, number]; n: number; programs: number; exitShare: number; didNotFit: number }>;
   /** Stops right in scripted debug sessions on held-out programs (the model's own history). */
   sessions: { stops: number; right: number; sessions: number };
+  /** The held-out mined real functions: next-state model / baseline full over all actions. */
+  mined: { programs: number; modelFull: number; baselineFull: number; fullCi: [number, number] };
   /** Real code (with --cruxeval FILE): next-state model / baseline full over all actions and the CruxEval protocol's pass@1. */
   cruxeval?: { programs: number; modelFull: number; baselineFull: number; pass1: Record<string, number>; trivial: { output: number; input: number } };
   /** Copy probe top-1 on the repeat, and SRC tokens teacher-forced on the held-out documents (docs/eval.md). */
@@ -150,10 +155,12 @@ function learningPoint(label: string, r: TrainedAndEvaluated): Omit<LearningPoin
     programs: crux.programs, modelFull: crux.nextState[r.completer.name]?.all?.full ?? 0, baselineFull: crux.nextState.baseline?.all?.full ?? 0,
     pass1: Object.fromEntries(Object.entries(crux.protocol.byTask).map(([k, v]) => [k, v.greedyPass1])), trivial: crux.trivial,
   };
+  const minedAll = r.mined[r.completer.name]?.all;
+  const mined = { programs: minedAll?.programs ?? 0, modelFull: minedAll?.full ?? 0, baselineFull: r.mined.baseline?.all?.full ?? 0, fullCi: minedAll?.ci.full ?? [0, 0] as [number, number] };
   const { firstToken, restTokens, spanExact, spans } = r.srcTokens;
   return {
     label, ndlEpochs: r.ndlEpochs, backend: r.backend, steps: r.steps, tokens: r.tokens, lastLoss: r.lastLoss, tasks: r.tasks, decoding: r.completer.decoding ?? 'greedy', byAction,
-    sessions: { stops: r.sessions.stops, right: r.sessions.right, sessions: r.sessions.sessions }, cruxeval,
+    sessions: { stops: r.sessions.stops, right: r.sessions.right, sessions: r.sessions.sessions }, mined, cruxeval,
     copyProbeRepeatTop1: r.copyProbe.repeatAccuracy, srcTokens: { firstToken, restTokens, spanExact, spans },
   };
 }
@@ -170,6 +177,7 @@ function learningHtml(points: LearningPoint[]): string {
   const copying = [
     `<tr><td>copy probe top-1</td>${points.map((p) => `<td>${pct(p.copyProbeRepeatTop1)}</td>`).join('')}</tr>`,
     `<tr><td>multi-step: stops right in scripted debug sessions</td>${points.map((p) => `<td>${p.sessions.right} / ${p.sessions.stops}</td>`).join('')}</tr>`,
+    `<tr><td>held-out mined real functions, next-state all: model [95% CI] / baseline</td>${points.map((p) => `<td>${pct(p.mined.modelFull)} [${pct(p.mined.fullCi[0])}–${pct(p.mined.fullCi[1])}] / ${pct(p.mined.baselineFull)} (${p.mined.programs} functions)</td>`).join('')}</tr>`,
     `<tr><td>CruxEval next-state all, model / baseline; pass@1 (paper 1.8B: 48.0 / 57.7 / 53.6)</td>${points.map((p) => `<td>${cruxCell(p)}</td>`).join('')}</tr>`,
     `<tr><td>SRC tokens teacher-forced: first / rest / whole span</td>${points.map((p) => `<td>${pct(p.srcTokens.firstToken)} / ${pct(p.srcTokens.restTokens)} / ${pct(p.srcTokens.spanExact)}</td>`).join('')}</tr>`,
   ];
