@@ -30,6 +30,7 @@ import { listCheckpoints } from '../train/checkpoint_dir';
 import { readMetrics } from '../train/metrics';
 import { trainFromConfig } from '../train/run';
 import { averagedNote } from '../train/average';
+import { pinnedPackages } from '../programs/mine_packages';
 import { traceProgram } from '../trace';
 import type { TraceRecord } from '../trace/types';
 import { UserError } from '../util/errors';
@@ -186,7 +187,14 @@ async function quickstartData(o: QuickstartOptions, seconds: StageSeconds): Prom
   return { dir, data };
 }
 
+/** Options that a later stage would refuse, refused before any work (and before OUT is touched). */
+function checkOptions(o: QuickstartOptions): void {
+  quickstartWeights(o.minedShare);
+  if (o.minePackages !== null) pinnedPackages(o.minePackages);
+}
+
 export async function quickstart(o: QuickstartOptions & EvalExtras): Promise<QuickstartResult> {
+  checkOptions(o);
   const seconds: StageSeconds = {};
   const total = Date.now();
   const { dir, data } = await quickstartData(o, seconds);

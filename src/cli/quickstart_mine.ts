@@ -11,6 +11,7 @@ import { installPinned, pinnedPackages, pinnedPackagesDir } from '../programs/mi
 import { programKeys, splitRecords, type SplitFractions } from '../programs/splits';
 import type { ProgramRecord } from '../trace/types';
 import { mineToFile, MINE_DEFAULTS, type MineRun } from './mine_run';
+import { UserError } from '../util/errors';
 import { SHIPPED_CRUXEVAL } from './quickstart_options';
 
 /**
@@ -34,7 +35,15 @@ function corpusFiles(packagesList: string | null, log: (line: string) => void): 
   if (packagesList === null) return files;
   const pins = pinnedPackages(packagesList);
   const dir = pinnedPackagesDir(pins, pythonVersion(PYTHON));
-  const { installed, seconds } = installPinned(pins, dir, PYTHON, `--mine-packages ${packagesList}`);
+  let installed: boolean;
+  let seconds: number;
+  try {
+    ({ installed, seconds } = installPinned(pins, dir, PYTHON, `--mine-packages ${packagesList}`));
+  } catch (e) {
+    // Offline, or no index pip can reach: the standard library alone still gives a mine.
+    if (e instanceof UserError) throw new UserError(`${e.message}; with no package index, pass --mine-packages none to mine the standard library alone`);
+    throw e;
+  }
   log(installed ? `installed ${pins.length} pinned packages into ${dir} (${seconds.toFixed(0)}s)` : `${pins.length} pinned packages already in ${dir}`);
   return [...files, ...packageFiles(dir)];
 }

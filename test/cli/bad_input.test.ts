@@ -26,6 +26,7 @@ beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-badinput-'));
   fs.writeFileSync(at('bad.py'), 'def f(x):\n    y = x +\n    return y\n');
   fs.writeFileSync(at('good.py'), PROGRAM.code);
+  fs.writeFileSync(at('loose-pins.txt'), '# not pinned\ntoolz>=1\n');
   fs.writeFileSync(at('programs.jsonl'), JSON.stringify(PROGRAM) + '\n');
   fs.writeFileSync(at('broken.jsonl'), JSON.stringify(PROGRAM) + '\n{"id": "p2", "code": \n' + JSON.stringify({ ...PROGRAM, id: 'p3' }) + '\n');
   fs.writeFileSync(at('docs-broken.jsonl'), '{"id": "d1", "text": "x = 1"}\n{"id": "d2", "text": 5}\n');
@@ -90,6 +91,8 @@ const CASES: Array<[string[], RegExp]> = [
   [['report', '/nope'], /report: \/nope is not a directory/],
   [['programs', 'pydocs', '--dir', '/nope', '--out', 'code.jsonl'], /--dir \/nope: no such directory/],
   [['quickstart', '--minutes', '1', '--bogus-flag'], /Unknown argument: bogus-flag/],
+  [['quickstart', '--out', 'qs-share', '--mined-share', '1.5'], /--mined-share 1\.5: expected a share in \[0, 1\)/],
+  [['quickstart', '--out', 'qs-pins', '--mine-packages', 'loose-pins.txt'], /loose-pins\.txt:2: expected name==version, got "toolz>=1"/],
 ];
 
 describe('every command: bad input is one line, exit 2, no stack trace', () => {
@@ -99,6 +102,10 @@ describe('every command: bad input is one line, exit 2, no stack trace', () => {
     expect({ code: r.code, stderr: lines }).toEqual({ code: 2, stderr: [expect.stringMatching(message)] });
     expect(lines[0]).toMatch(/^ndbg: /);
     expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+  });
+
+  test('a quickstart option refused up front touches no --out', () => {
+    for (const out of ['qs-share', 'qs-pins']) expect(fs.existsSync(at(out))).toBe(false);
   });
 
   test('an unknown flag is reported once, as typed', () => {
