@@ -6,8 +6,9 @@
  *   2 trace      sandboxed traces of the train and test programs          traces/{train,test}.jsonl
  *   3 ndl        sampled NDL documents that fit the context                ndl/train.jsonl
  *   4 real code  the stdlib's source text as the code source; real functions code/stdlib.jsonl, mined/mined.jsonl,
- *                mined from the stdlib + pinned packages, traced on several  ndl/mined.jsonl, traces/mined-{split}.jsonl
- *                inputs each, split by function: their NDL documents
+ *                mined from the stdlib + pinned packages, traced on several  traces/mined-{split}.jsonl,
+ *                inputs each, split by function; with --mined-share, NDL     ndl/mined.jsonl (--mined-share)
+ *                documents of the training split's calls
  *   5 data       tokenize + pack an Arrow mixture                          data/, quickstart-data.json (--resume reads it)
  *   6 train      the tiny config for a fixed step budget (--minutes: time)   run/ (checkpoints, metrics)
  *   7 eval       next-state accuracy on held-out programs vs the baselines run/eval/next_state.json
