@@ -18,9 +18,10 @@ export type MineRunOptions = Omit<MineOptions, 'files' | 'tracer' | 'checkTracer
   againstFile: string | null;
   /**
    * Run each call's first look in a process shared with other calls (faster), instead of a fresh
-   * fork. Off by default: a shared process carries state from the calls before it (the decimal
-   * context, subclasses defined earlier), so which calls pass the determinism check then
-   * depends on how calls were scheduled, and two mines of one seed differ in a few calls.
+   * fork. Off by default: a shared process carries state from the calls before it (a standard
+   * module's list an earlier call appended to, like `keyword.kwlist`), so which calls pass the
+   * determinism check then depends on how calls were scheduled, and two mines of one seed
+   * differ in a few calls (test/programs/mine_run.test.ts).
    */
   sharedFirstLook?: boolean;
 };

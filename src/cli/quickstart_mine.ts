@@ -10,8 +10,8 @@ import { packageFiles, pythonVersion, stdlibFiles, type CorpusFile } from '../pr
 import { installPinned, pinnedPackages, pinnedPackagesDir } from '../programs/mine_packages';
 import { programKeys, splitRecords, type SplitFractions } from '../programs/splits';
 import type { ProgramRecord } from '../trace/types';
-import { mineToFile, MINE_DEFAULTS, type MineRun } from './mine_run';
 import { UserError } from '../util/errors';
+import { mineToFile, MINE_DEFAULTS, type MineRun } from './mine_run';
 import { SHIPPED_CRUXEVAL } from './quickstart_options';
 
 /**
