@@ -19,4 +19,5 @@ export const benchmarks: Record<string, () => Promise<BenchFn>> = {
   kernels: async () => (await import('./kernels')).run,
   mine: async () => (await import('./mine')).run,
   optimizer: async () => (await import('./optimizer')).run,
+  eval: async () => (await import('./eval')).run,
 };

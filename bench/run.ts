@@ -2,11 +2,13 @@ import { benchmarks } from './registry';
 import { writeBenchResult } from './results';
 import { BenchUsageError } from './flags';
 
-/** `npm run bench [-- NAME ...]`: runs the named benchmarks (default: all but `learning`) one after another. */
+/** Benchmarks that run only when named: `learning` trains for hours, `eval` needs a trained quickstart run. */
+const ONLY_WHEN_NAMED = new Set(['learning', 'eval']);
+
+/** `npm run bench [-- NAME ...]`: runs the named benchmarks (default: all but ONLY_WHEN_NAMED) one after another. */
 async function runBenchmarks(argv: string[]): Promise<void> {
   const names = argv.filter((a) => !a.startsWith('-'));
-  // `learning` trains for hours: it runs only when named.
-  const selected = names.length ? names : Object.keys(benchmarks).filter((n) => n !== 'learning');
+  const selected = names.length ? names : Object.keys(benchmarks).filter((n) => !ONLY_WHEN_NAMED.has(n));
   for (const name of selected) {
     const load = benchmarks[name];
     if (!load) {

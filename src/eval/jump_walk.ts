@@ -246,7 +246,22 @@ export async function walkJumps(
   budget: PromptBudget,
   options: JumpWalkOptions,
 ): Promise<string[]> {
-  const answers = [...oneShot];
+  const walked = await walkedAnswers(prefixes, decode, budget, options);
+  return walked.map((answer, i) => answer ?? oneShot[i]);
+}
+
+/**
+ * Each prefix's walked answer, or undefined where its action is not walked or its walk cannot
+ * answer (the one-shot answer stands there): a caller decodes the one-shot answers of those
+ * alone, not of every walked jump.
+ */
+export async function walkedAnswers(
+  prefixes: readonly string[],
+  decode: FrameDecoder,
+  budget: PromptBudget,
+  options: JumpWalkOptions,
+): Promise<Array<string | undefined>> {
+  const answers: Array<string | undefined> = new Array(prefixes.length).fill(undefined);
   let live = prefixes
     .map((prefix, i) => ({ i, walk: startWalk(prefix, options) }))
     .filter((w): w is { i: number; walk: Walk } => w.walk !== undefined);

@@ -1,4 +1,4 @@
-import { DEFAULT_WALK_STEPS, walkJumps, type JumpWalkOptions } from '../../src/eval/jump_walk';
+import { DEFAULT_WALK_STEPS, walkedAnswers, walkJumps, type JumpWalkOptions } from '../../src/eval/jump_walk';
 import { readPrediction } from '../../src/eval/completer';
 import { OracleCompleter } from '../../src/eval/oracle_completer';
 import { scorePrediction } from '../../src/eval/score';
@@ -95,6 +95,19 @@ describe('walked jumps (jump_walk.ts)', () => {
     expect(await walkJumps(far.map((t) => t.prefix), oneShot, garbage, ROOMY, options())).toEqual(oneShot);
     // With no steps allowed nothing is decoded and every one-shot answer stands.
     expect(await walkJumps(far.map((t) => t.prefix), oneShot, garbage, ROOMY, options({ maxSteps: 0 }))).toEqual(oneShot);
+  });
+
+  it('says which walks answered: an answer where the walk arrived, undefined where it was not walked or could not answer', async () => {
+    const bp = tasks.filter((t) => t.action.kind === 'breakpoint' && 'frame' in t.truth);
+    const steps = tasks.filter((t) => t.action.kind === 'step_into' || t.action.kind === 'inv_step_into');
+    expect(bp.length).toBeGreaterThan(2);
+    const prefixes = [...steps, ...bp].map((t) => t.prefix);
+    const walked = await walkedAnswers(prefixes, oracleSteps, ROOMY, options({ actions: ['breakpoint'] }));
+    expect(walked.slice(0, steps.length).every((a) => a === undefined)).toBe(true);
+    bp.forEach((t, i) => expect({ id: t.id, right: full(t, walked[steps.length + i] as string) }).toEqual({ id: t.id, right: true }));
+    // The same prompts with every step unparseable: no walk answers, and walkJumps keeps each one-shot answer.
+    const garbage = async (prompts: string[]) => prompts.map(() => '<|frame_sep|><|line_sep|>oops');
+    expect(await walkedAnswers(prefixes, garbage, ROOMY, options({ actions: ['breakpoint'] }))).toEqual(prefixes.map(() => undefined));
   });
 
   it('gives up on a model that goes round the same state, after a few steps instead of all of them', async () => {

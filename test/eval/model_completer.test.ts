@@ -2,6 +2,8 @@ import * as path from 'path';
 import { initBackend } from '../../src/backend/backend';
 import { LlamaModel } from '../../src/model/model';
 import { resolveModelConfig } from '../../src/model/config';
+import { nextFrameRoom } from '../../src/eval/budget';
+import { walkedAnswers, walkJumps, WALKED_ACTIONS } from '../../src/eval/jump_walk';
 import { ModelCompleter } from '../../src/eval/model_completer';
 import { PromptTooLongError } from '../../src/eval/completer';
 import { Tokenizer } from '../../src/tokenizer';
@@ -63,9 +65,46 @@ describe('ModelCompleter.completeFrames', () => {
     }
   });
 
+  test("a breakpoint's one-shot answer is decoded only where its walk gives none, with the answers of decoding every one first", async () => {
+    const toBreak = [
+      prompt('    y = x * 2\n    z = y + 1\n    return z', '3').replace(/<\|step_into\|>$/, '<|breakpoint|>    return z'),
+      prompt('    for v in [1, 2]:\n        x += v\n    return x', '1').replace(/<\|step_into\|>$/, '<|breakpoint|>        x += v'),
+    ];
+    const mixed = [prefixes[0], ...toBreak, prefixes[1]];
+    for (const walkSteps of [1, 3, 16]) {
+      const oneShot = new ModelCompleter(model, tok, { maxNewTokens: 24, batchSize: 2, beams: 3, walkSteps: 0 });
+      const walked = new ModelCompleter(model, tok, { maxNewTokens: 24, batchSize: 2, beams: 3, walkSteps });
+      // The order before: every prompt's one-shot answer, then the walks over them.
+      const before = await walkJumps(mixed, await oneShot.completeFrames(mixed), (ps) => oneShot.completeFrames(ps), walked.budget, {
+        actions: WALKED_ACTIONS,
+        maxSteps: walkSteps,
+        answerRoom: nextFrameRoom(walked.budget),
+      });
+      const spy = jest.spyOn(ModelCompleter.prototype as unknown as { decodeFrames: (ps: string[]) => Promise<string[]> }, 'decodeFrames');
+      try {
+        expect(await walked.completeFrames(mixed)).toEqual(before);
+        const decoded = spy.mock.calls.flatMap(([ps]) => ps);
+        const fellBack = await walkedAnswers(toBreak, (ps) => oneShot.completeFrames(ps), walked.budget, {
+          actions: WALKED_ACTIONS,
+          maxSteps: walkSteps,
+          answerRoom: nextFrameRoom(walked.budget),
+        });
+        // A breakpoint prompt itself is decoded (its one-shot answer) once per walk that gave no answer, never otherwise.
+        expect(decoded.filter((p) => toBreak.includes(p)).length).toBe(fellBack.filter((a) => a === undefined).length);
+        expect(decoded.filter((p) => p === prefixes[0] || p === prefixes[1])).toHaveLength(2);
+      } finally {
+        spy.mockRestore();
+      }
+    }
+  });
+
   test('a prompt with no room left in the context is refused, as alone', async () => {
     const c = new ModelCompleter(model, tok, { maxNewTokens: 24 });
     const long = prompt(Array.from({ length: 40 }, (_, i) => `    x = x + ${i}`).join('\n') + '\n    return x', '0');
     await expect(c.completeFrames([prefixes[0], long])).rejects.toBeInstanceOf(PromptTooLongError);
+    // A breakpoint's too, though its one-shot answer is decoded only if its walk gives none.
+    const longBreak = long.replace(/<\|step_into\|>$/, '<|breakpoint|>    return x');
+    await expect(c.completeFrames([prefixes[0], longBreak])).rejects.toBeInstanceOf(PromptTooLongError);
+    await expect(c.completeFrame(longBreak)).rejects.toBeInstanceOf(PromptTooLongError);
   });
 });
