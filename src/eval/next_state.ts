@@ -27,8 +27,8 @@ const PREDICT_CHUNK = 1024;
  * one action's prompts, alike in length, are sorted and batched together, and no small chunk
  * ends in a batch of a few prompts. On the test split's 2,399 held-out tasks (2 decode workers,
  * with model_completer.ts's lazy one-shot answers) chunks of 1,024 tasks in the sampled order
- * took 112 s, these 73 s; on the 815 mined-function tasks, one chunk and these took 51 s, and a
- * chunk per action 12% more (docs/eval.md, "Session 36"). A task's answer does not depend on the
+ * took 116 s, these 75 s; on the 815 mined-function tasks one chunk and these take the same
+ * time, a chunk per action 12% more (docs/eval.md, "Session 36"). A task's answer does not depend on the
  * prompts decoded beside it (model/beam.ts), so the answers are the same.
  */
 export function chunksByAction(tasks: readonly NextStateTask[]): number[][] {
