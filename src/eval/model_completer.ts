@@ -156,13 +156,17 @@ export class ModelCompleter implements TextCompleter {
    */
   private async walked(prefixes: string[], options: PredictOptions): Promise<Array<string | undefined>> {
     if (!this.walksJumps || !isGreedy(options)) return prefixes.map(() => undefined);
-    // A prompt with no room for its answer is refused before any walk, as its one-shot decoding refuses it.
-    for (const prefix of prefixes) this.room(this.tokenizer.encode(prefix));
-    return walkedAnswers(prefixes, (prompts) => this.decodeFrames(prompts, options), this.budget, {
+    const answers = await walkedAnswers(prefixes, (prompts) => this.decodeFrames(prompts, options), this.budget, {
       actions: WALKED_ACTIONS,
       maxSteps: this.walkSteps,
       answerRoom: nextFrameRoom(this.budget),
     });
+    // A walk may go on from a shorter document, but a prompt with no room for its answer is still
+    // refused, as its one-shot decoding (which checks the rest) would refuse it.
+    answers.forEach((answer, i) => {
+      if (answer !== undefined) this.room(this.tokenizer.encode(prefixes[i]));
+    });
+    return answers;
   }
 
   private async decodeFrame(prefix: string, options: PredictOptions): Promise<string> {
