@@ -40,7 +40,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         for (const s of sections) {
           const out = path.join(tmp, `${b.name}-${s.name}-${r}.jsonl`.replace(/ /g, '_'));
           process.stderr.write(`round ${r + 1}/${rounds}: ${b.name}, ${s.name} ...\n`);
-          const line = execFileSync(process.execPath, [path.join(__dirname, 'eval_child.js'), b.dir, checkpoint, s.traces, out], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+          const line = runChild([path.join(__dirname, 'eval_child.js'), b.dir, checkpoint, s.traces, out]);
           const got = JSON.parse(line.trim().split('\n').pop() as string) as { seconds: number; tasks: number };
           const key = `${b.name}|${s.name}`;
           seconds.set(key, [...(seconds.get(key) ?? []), got.seconds]);
@@ -63,5 +63,15 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     return { machine: { cpu: os.cpus()[0]?.model, isa: isaFromCpuinfo(readCpuinfo()).label, cores: os.cpus().length }, run: runDir, split, against: against ?? null, rounds, sections: bySection };
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** A child's stdout; a child that fails throws with the last lines of its stderr (TensorFlow's log lines included). */
+function runChild(args: string[]): string {
+  try {
+    return execFileSync(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 }).toString();
+  } catch (e) {
+    const stderr = String((e as { stderr?: Buffer }).stderr ?? '').trim().split('\n').slice(-10).join('\n');
+    throw new Error(`bench eval: ${args[1]} failed on ${args[3]}:\n${stderr}`);
   }
 }
