@@ -2,6 +2,7 @@ import { execSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { describeMachine } from '../src/util/machine';
 import { packageRoot } from '../src/util/paths';
 
 /**
@@ -16,6 +17,8 @@ export interface BenchEnvironment {
   cpus: string;
   cores: number;
   memoryGiB: number;
+  /** CPUs a cgroup quota allows, where fewer than the cores (src/util/machine.ts). */
+  cpuQuota?: number;
 }
 
 export function benchEnvironment(): BenchEnvironment {
@@ -26,6 +29,7 @@ export function benchEnvironment(): BenchEnvironment {
       return 'unknown';
     }
   };
+  const quota = describeMachine().cpuQuota;
   return {
     date: new Date().toISOString(),
     commit: sh('git rev-parse --short HEAD'),
@@ -34,6 +38,7 @@ export function benchEnvironment(): BenchEnvironment {
     cpus: os.cpus()[0]?.model ?? 'unknown',
     cores: os.cpus().length,
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    ...(quota !== undefined ? { cpuQuota: quota } : {}),
   };
 }
 
