@@ -273,6 +273,9 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     }
     return kept;
   };
+  // Batches run side by side and add to these counts in whatever order their calls finish; the
+  // keys are set here in a fixed order so that the manifest's bytes do not depend on it.
+  for (const i of live) out.callsPerPackage[functions[i].origin.package] ??= 0;
   const chunk = opts.batchSize ?? 64;
   const batches: Extracted[][] = [];
   for (let c = 0; c < live.length; c += chunk) batches.push(live.slice(c, c + chunk).map((i) => functions[i]));
@@ -305,5 +308,5 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     });
     opts.onProgress?.(done, live.length, out.functionsKept);
   }
-  return out;
+  return { ...out, callRejections: Object.fromEntries(Object.entries(callRejections).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
 }
