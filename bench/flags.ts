@@ -14,3 +14,11 @@ export function intFlag(args: string[], name: string, fallback: number, min = 1)
   if (!Number.isInteger(n) || n < min) throw new BenchUsageError(`--${name}=${raw}: expected an integer ≥ ${min}`);
   return n;
 }
+
+/** `--name=value` where value is one of `choices`, or fallback when absent; anything else is a BenchUsageError. */
+export function choiceFlag<T extends string>(args: string[], name: string, choices: readonly T[], fallback: T): T {
+  const raw = flagValue(args, name);
+  if (raw === undefined) return fallback;
+  if (!(choices as readonly string[]).includes(raw)) throw new BenchUsageError(`--${name}=${raw}: expected ${choices.join(' or ')}`);
+  return raw as T;
+}

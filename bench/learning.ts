@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { freshOutputDir, trainAndEvaluate, type TrainedAndEvaluated } from '../src/cli/quickstart';
 import { cruxevalFile, EVAL_DEFAULTS, type EvalExtras } from '../src/cli/quickstart_eval';
-import { QUICKSTART_DEFAULTS, quickstartWeights, SHIPPED_CRUXEVAL, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
+import { EVAL_SPLITS, QUICKSTART_DEFAULTS, quickstartWeights, SHIPPED_CRUXEVAL, type QuickstartOptions, type StageSeconds } from '../src/cli/quickstart_options';
 import { MAX_NDL_EPOCHS, NDL_TOKENS_PER_PROGRAM, ndlEpochs, ndlTrainTokens, programsFor } from '../src/cli/ndl_epochs';
 import { prepareQuickstartData, type QuickstartData } from '../src/cli/quickstart_data';
 import { loadRunConfigFile, trainingSeqLen } from '../src/train/run_config';
@@ -11,7 +11,7 @@ import type { ComponentRates } from '../src/eval/score';
 import { writeReport, type ReportSection } from '../src/train/report';
 import { escapeHtml, lineChart, type Series } from '../src/train/svg';
 import { packageRoot } from '../src/util/paths';
-import { flagValue, intFlag } from './flags';
+import { choiceFlag, flagValue, intFlag } from './flags';
 import { budgetsOf } from './learning_budgets';
 
 /** Training tokens of one step of the recipe (micro-batch × accumulation × T). */
@@ -51,6 +51,7 @@ async function prepareData(o: QuickstartOptions, dir: string, seconds: StageSeco
  * Usage: npm run bench -- learning [--steps=2500,20000 | --minutes=10,120] [--programs=N]
  *          [--docs-per-program=N] [--out=DIR] [--backend=B] [--set=K=V ...]
  *          [--cruxeval=FILE|none [--cruxeval-programs=200]] [--sessions=30] [--mined-share=S]
+ *          [--eval-split=test|validation]
  *
  * Budgets are work (--steps, the default: the same models on every machine); --minutes is an
  * opt-in wall-clock budget whose models depend on the machine's speed. 20,000 steps is the
@@ -77,6 +78,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     docsPerProgram: intFlag(args, 'docs-per-program', QUICKSTART_DEFAULTS.docsPerProgram),
     // The mined real functions' share of the training rows, as `ndbg quickstart --mined-share` (validated there).
     minedShare: Number(opt('mined-share') ?? QUICKSTART_DEFAULTS.minedShare),
+    // Validation when the curve chooses a recipe (a share for long runs), test when it reports one.
+    evalSplit: choiceFlag(args, 'eval-split', EVAL_SPLITS, QUICKSTART_DEFAULTS.evalSplit),
     force: true,
     set: args.filter((a) => a.startsWith('--set=')).map((a) => a.slice(6)),
   };
@@ -102,7 +105,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   fs.mkdirSync(path.dirname(svgFile), { recursive: true });
   fs.writeFileSync(svgFile, accuracyChart(points));
   return {
-    recipe: { config: path.relative(packageRoot(), o.config), programsConfig: path.relative(packageRoot(), o.programsConfig), programs, docsPerProgram: o.docsPerProgram, evalPrograms: o.evalPrograms, minedShare: o.minedShare, set: o.set },
+    recipe: { config: path.relative(packageRoot(), o.config), programsConfig: path.relative(packageRoot(), o.programsConfig), programs, docsPerProgram: o.docsPerProgram, evalPrograms: o.evalPrograms, evalSplit: o.evalSplit, minedShare: o.minedShare, set: o.set },
     budgets: budgets.kind,
     data: { ndlTrainTokens: ndlTokens, maxNdlEpochs: MAX_NDL_EPOCHS, tokensPerStep: stepTokens },
     fit: { documents: data.documents, seqLen: data.seqLen },

@@ -1,4 +1,4 @@
-import { BenchUsageError, flagValue, intFlag } from '../../bench/flags';
+import { BenchUsageError, choiceFlag, flagValue, intFlag } from '../../bench/flags';
 
 describe('bench flags', () => {
   it('reads --name=value whole, values with = included', () => {
@@ -17,5 +17,12 @@ describe('bench flags', () => {
       expect(() => intFlag([bad], 'programs', 3000)).toThrow(BenchUsageError);
       expect(() => intFlag([bad], 'programs', 3000)).toThrow(/^--programs=.*: expected an integer ≥ 1$/);
     }
+  });
+
+  it('takes one of the choices, the fallback when absent, and refuses the rest naming them', () => {
+    const splits = ['validation', 'test'] as const;
+    expect(choiceFlag(['--eval-split=validation'], 'eval-split', splits, 'test')).toBe('validation');
+    expect(choiceFlag([], 'eval-split', splits, 'test')).toBe('test');
+    expect(() => choiceFlag(['--eval-split=train'], 'eval-split', splits, 'test')).toThrow(new BenchUsageError('--eval-split=train: expected validation or test'));
   });
 });
