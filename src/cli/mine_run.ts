@@ -6,6 +6,7 @@ import * as fs from 'fs';
 import { AtomicJsonlWriter } from '../util/jsonl';
 import { mineFunctions, MINE_ALLOW_IMPORTS, MINE_PREIMPORT, type MinedRecord, type MineOptions, type MineSummary } from '../programs/mine';
 import { pythonVersion, type CorpusFile } from '../programs/mine_corpus';
+import { splitOf, type ProgramSplit, type SplitFractions } from '../programs/splits';
 import { sandboxTracer } from '../trace/tracers';
 
 /** The mining knobs (MineOptions without the corpus and the tracers), plus the sandbox's. */
@@ -24,6 +25,8 @@ export type MineRunOptions = Omit<MineOptions, 'files' | 'tracer' | 'checkTracer
    * differ in a few calls (test/programs/mine_run.test.ts).
    */
   sharedFirstLook?: boolean;
+  /** Mine only the functions whose program key falls in these splits (programs/splits.ts splitOf). */
+  onlySplits?: { splits: ProgramSplit[]; fractions: SplitFractions };
 };
 
 export interface MineRun {
@@ -49,7 +52,9 @@ export async function mineToFile(files: CorpusFile[], o: MineRunOptions, out: st
   const start = Date.now();
   let summary: MineSummary;
   try {
-    summary = await mineFunctions({ ...o, files, tracer: tracer.trace, checkTracer: checkTracer.trace }, (r) => {
+    const only = o.onlySplits;
+    const wanted = only && ((key: string) => only.splits.includes(splitOf(key, only.fractions)));
+    summary = await mineFunctions({ ...o, files, wanted, tracer: tracer.trace, checkTracer: checkTracer.trace }, (r) => {
       writer.write(r);
       records.push(r);
     });
@@ -69,6 +74,7 @@ export async function mineToFile(files: CorpusFile[], o: MineRunOptions, out: st
     allow_imports: MINE_ALLOW_IMPORTS,
     against: o.againstFile,
     first_look: o.sharedFirstLook ? 'shared process' : 'fresh fork',
+    only_splits: o.onlySplits ?? null,
     seconds,
     packages: [...new Map(files.map((f) => [f.origin.package, f.origin])).values()],
     ...summary,

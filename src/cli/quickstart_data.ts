@@ -135,12 +135,14 @@ export const minedTracesFile = (split: EvalSplit): string => `mined-${split}.jso
  */
 async function makeMinedSource(o: QuickstartOptions, dir: string, tok: Tokenizer, seqLen: number, trained: boolean): Promise<{ file?: string; heldOut: TraceRecord[]; summary: string }> {
   const log = (line: string) => process.stderr.write(`      ${line}\n`);
-  const mined = await mineQuickstartFunctions(o, path.join(dir, 'mined'), log);
+  // The held-out split is evaluated; the train split's calls are needed only to train on.
+  const mined = await mineQuickstartFunctions({ ...o, splits: trained ? ['train', o.evalSplit] : [o.evalSplit] }, path.join(dir, 'mined'), log);
   const heldOut = await tracePrograms(onePerProgram(mined.records[o.evalSplit], o.evalPrograms), o.workers);
   writeJsonl(path.join(dir, 'traces', minedTracesFile(o.evalSplit)), heldOut);
   const s = mined.run.summary;
   const packages = Object.keys(s.perPackage).filter((p) => p !== STDLIB_PACKAGE).length;
-  const summary = `${path.join(dir, 'mined', 'mined.jsonl')}: ${s.functionsKept} functions (${s.recordsKept} calls) from the standard library and ${packages} packages in ${mined.run.seconds.toFixed(0)}s; ${heldOut.length} held-out functions (${o.evalSplit} split)`;
+  const only = trained ? `the train and ${o.evalSplit} splits'` : `the ${o.evalSplit} split's`;
+  const summary = `${path.join(dir, 'mined', 'mined.jsonl')}: ${s.functionsKept} functions (${s.recordsKept} calls) of ${only} from the standard library and ${packages} packages in ${mined.run.seconds.toFixed(0)}s; ${heldOut.length} held-out functions (${o.evalSplit} split)`;
   if (!trained) return { heldOut, summary: `${summary}; no mined document trained on (--mined-share 0)` };
   // A call the mine kept ran in the sandbox; one that no longer traces (a timeout under load) is left out.
   const traced = (await tracePrograms(mined.records.train, o.workers)).filter((t) => t.events.length > 0);

@@ -8,7 +8,7 @@ import * as path from 'path';
 import { loadCruxEvalJsonl } from '../programs/loaders';
 import { packageFiles, pythonVersion, stdlibFiles, type CorpusFile } from '../programs/mine_corpus';
 import { installPinned, pinnedPackages, pinnedPackagesDir } from '../programs/mine_packages';
-import { programKeys, splitRecords, type SplitFractions } from '../programs/splits';
+import { programKeys, splitRecords, SPLITS, type ProgramSplit, type SplitFractions } from '../programs/splits';
 import type { ProgramRecord } from '../trace/types';
 import { UserError } from '../util/errors';
 import { mineToFile, MINE_DEFAULTS, type MineRun } from './mine_run';
@@ -48,11 +48,21 @@ function corpusFiles(packagesList: string | null, log: (line: string) => void): 
   return [...files, ...packageFiles(dir)];
 }
 
-/** Mines into `dir/mined.jsonl` (with its manifest) and splits the calls by function. */
-export async function mineQuickstartFunctions(o: { minePackages: string | null; seed: number; workers: number }, dir: string, log: (line: string) => void): Promise<MinedSplits> {
+/**
+ * Mines into `dir/mined.jsonl` (with its manifest) and splits the calls by function. Only the
+ * functions of `splits` are called: at --mined-share 0 the run needs its held-out split alone,
+ * a tenth of the mine, and each function's calls do not depend on which others were mined.
+ */
+export async function mineQuickstartFunctions(
+  o: { minePackages: string | null; seed: number; workers: number; splits: ProgramSplit[] },
+  dir: string,
+  log: (line: string) => void,
+): Promise<MinedSplits> {
   const files = corpusFiles(o.minePackages, log);
   const against = new Set(await programKeys(await loadCruxEvalJsonl(SHIPPED_CRUXEVAL)));
-  const run = await mineToFile(files, { ...MINE_DEFAULTS, seed: o.seed, against, againstFile: SHIPPED_CRUXEVAL, python: PYTHON, workers: o.workers }, path.join(dir, 'mined.jsonl'));
+  const all = SPLITS.every((s) => o.splits.includes(s));
+  const onlySplits = all ? undefined : { splits: SPLITS.filter((s) => o.splits.includes(s)), fractions: MINED_FRACTIONS };
+  const run = await mineToFile(files, { ...MINE_DEFAULTS, seed: o.seed, against, againstFile: SHIPPED_CRUXEVAL, python: PYTHON, workers: o.workers, onlySplits }, path.join(dir, 'mined.jsonl'));
   const split = await splitRecords(
     run.records.map(({ source: _source, ...r }) => r),
     MINED_FRACTIONS,

@@ -64,6 +64,12 @@ export interface MineOptions {
   maxEvents: number;
   /** Evaluation-set program keys (normalized AST): matching functions are dropped. */
   against?: Set<string>;
+  /**
+   * Which functions to call, by program key (the key a split is drawn from, splits.ts); the rest
+   * are counted as `not_wanted` and never run. Every function's calls come from its own seeded
+   * stream, so those mined are the ones a whole mine keeps for them.
+   */
+  wanted?: (programKey: string) => boolean;
   python?: string;
   /** Functions mined per batch (default 64); several batches are in flight at once. The
    * records do not depend on it: each function's calls come from its own seeded stream. */
@@ -154,7 +160,8 @@ export async function mineFunctions(opts: MineOptions, write: (r: MinedRecord) =
     else if (seenKeys.has(keys[i])) bump(functionRejections, 'duplicate_function');
     else {
       seenKeys.add(keys[i]);
-      live.push(i);
+      if (opts.wanted && !opts.wanted(keys[i])) bump(functionRejections, 'not_wanted');
+      else live.push(i);
     }
   });
   const filter: FilterConfig = {

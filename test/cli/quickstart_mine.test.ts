@@ -19,9 +19,9 @@ describe("the quickstart's mining stage", () => {
   test('a list pip cannot install is one message naming it, which offers the standard library alone', async () => {
     const list = path.join(dir, 'bad.txt');
     fs.writeFileSync(list, 'ndbg-no-such-distribution==0.0.1\n');
-    const mining = mineQuickstartFunctions({ minePackages: list, seed: 0, workers: 1 }, dir, () => undefined);
+    const mining = mineQuickstartFunctions({ minePackages: list, seed: 0, workers: 1, splits: ['test'] }, dir, () => undefined);
     await expect(mining).rejects.toThrow(UserError);
-    await expect(mineQuickstartFunctions({ minePackages: list, seed: 0, workers: 1 }, dir, () => undefined)).rejects.toThrow(
+    await expect(mineQuickstartFunctions({ minePackages: list, seed: 0, workers: 1, splits: ['test'] }, dir, () => undefined)).rejects.toThrow(
       /^--mine-packages .*bad\.txt: python3 -m pip install .* failed .*; with no package index, pass --mine-packages none to mine the standard library alone$/,
     );
     expect(fs.existsSync(path.join(dir, 'mined.jsonl'))).toBe(false);

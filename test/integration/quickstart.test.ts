@@ -65,7 +65,7 @@ describe('ndbg quickstart (shortened)', () => {
 
   it('mines real functions from the standard library and the pinned packages, split by function', async () => {
     const mined = lines(path.join(out, 'mined', 'mined.jsonl')) as Array<{ id: string; code: string; input: string; entry: string; source: { package: string; version: string | null } }>;
-    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'mined', 'mined.jsonl.manifest.json'), 'utf8')) as { python: string; against: string; packages: Array<{ package: string }>; functionsKept: number };
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'mined', 'mined.jsonl.manifest.json'), 'utf8')) as { python: string; against: string; packages: Array<{ package: string }>; functionsKept: number; only_splits: { splits: string[] } };
     // The standard library and the pinned list (configs/mine-packages-quickstart.txt), installed with pip.
     const packages = new Set(mined.map((r) => r.source.package));
     expect(packages.has('python-stdlib')).toBe(true);
@@ -81,6 +81,9 @@ describe('ndbg quickstart (shortened)', () => {
     const split = await splitRecords(mined.map(({ source: _source, ...r }) => r), MINED_FRACTIONS);
     const heldOut = lines(path.join(out, 'traces', 'mined-test.jsonl')) as Array<{ code: string; events: unknown[] }>;
     expect(heldOut).toHaveLength(6);
+    // Only the splits the run uses are mined: the train split it trains on and the test split it evaluates on.
+    expect(manifest.only_splits.splits).toEqual(['train', 'test']);
+    expect(split.records.validation).toHaveLength(0);
     const trainCodes = new Set(split.records.train.map((r) => r.code));
     const testCodes = new Set(split.records.test.map((r) => r.code));
     for (const t of heldOut) expect({ train: trainCodes.has(t.code), test: testCodes.has(t.code) }).toEqual({ train: false, test: true });

@@ -2,6 +2,7 @@ import { execFileSync } from 'child_process';
 import * as path from 'path';
 import { mineFunctions, type MinedRecord, type MineOptions } from '../../src/programs/mine';
 import { directoryFiles, readDistMetadata } from '../../src/programs/mine_corpus';
+import { programKeys, splitOf } from '../../src/programs/splits';
 import { candidateInputs, diagnoseWrongType, kindOfAnnotation, kindsOfName, pyTypeOfArg, redrawCalls, type FunctionHints } from '../../src/programs/mine_inputs';
 import { Rng } from '../../src/util/rng';
 import { rawTracer } from '../../src/trace/tracers';
@@ -122,6 +123,20 @@ describe('programs mine', () => {
     expect(JSON.stringify(small)).toBe(JSON.stringify(mined.records));
     // Extraction counts, modules and functions seen too; only the time and the memory differ.
     expect({ ...summary, extractionSeconds: 0, extractionPeakMiB: 0 }).toEqual({ ...mined.summary, extractionSeconds: 0, extractionPeakMiB: 0 });
+  }, 120000);
+
+  it('calls only the wanted functions, and gives them the records a whole mine gives them', async () => {
+    // Half the functions by program key, as the quickstart keeps one split of them.
+    const half = (key: string) => splitOf(key, { train: 0.5, validation: 0, test: 0.5 }) === 'test';
+    const keys = await programKeys(mined.records);
+    const expected = mined.records.filter((_, i) => half(keys[i]));
+    const some: MinedRecord[] = [];
+    const summary = await mineFunctions({ ...options(), wanted: half }, (r) => some.push(r));
+    expect(expected.length).toBeGreaterThan(0);
+    expect(expected.length).toBeLessThan(mined.records.length);
+    expect(JSON.stringify(some)).toBe(JSON.stringify(expected));
+    expect(summary.functionRejections.not_wanted).toBeGreaterThan(0);
+    expect(summary.callsTried).toBeLessThan(mined.summary.callsTried);
   }, 120000);
 
   it('re-draws calls that failed on their input: a function only a re-drawn dict with the key feeds', async () => {
