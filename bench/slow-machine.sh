@@ -57,5 +57,7 @@ trap 'kill -TERM "$child" 2>/dev/null' INT TERM
 wait "$child"; status=$?
 # A signal interrupts the first wait; wait again for the command to finish its own cleanup.
 while kill -0 "$child" 2>/dev/null; do wait "$child"; status=$?; done
+# Processes the command left behind (a worker pool's children) may still be exiting: give them 5 s.
+for _ in $(seq 50); do [ -n "$(cat "$group/cgroup.procs" 2>/dev/null)" ] || break; sleep 0.1; done
 rmdir "$group" 2>/dev/null || echo "slow-machine: left $group (a process of the command is still in it)" >&2
 exit "$status"

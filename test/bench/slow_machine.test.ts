@@ -1,4 +1,5 @@
 import { spawnSync } from 'child_process';
+import * as fs from 'fs';
 import * as path from 'path';
 
 const root = path.join(__dirname, '..', '..');
@@ -38,13 +39,15 @@ describe('bench/slow-machine.sh', () => {
     expect(JSON.parse(r.stdout).cpuQuota).toBe(0.5);
   });
 
-  it('passes on the command’s exit status', () => {
-    const r = spawnSync('bash', [script, '--cpus', '1', '--', 'bash', '-c', 'exit 7'], { encoding: 'utf8' });
+  it('passes on the command’s exit status, and removes its cgroup once a process it left has exited', () => {
+    const r = spawnSync('bash', [script, '--cpus', '1', '--', 'bash', '-c', '(sleep 0.5 &); exit 7'], { encoding: 'utf8' });
     if (r.status === 2) {
       process.stderr.write(`skipped: ${r.stderr.trim()}\n`);
       return;
     }
     expect(r.status).toBe(7);
+    expect(r.stderr).not.toContain('left /sys/fs/cgroup');
+    for (const dir of ['/sys/fs/cgroup', '/sys/fs/cgroup/cpu']) expect(fs.existsSync(`${dir}/ndbg-slow-${r.pid}`)).toBe(false);
   });
 
   it('refuses a CPU share that is not a positive number, before running anything', () => {
