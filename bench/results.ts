@@ -1,6 +1,5 @@
 import { execSync } from 'child_process';
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { describeMachine } from '../src/util/machine';
 import { packageRoot } from '../src/util/paths';
@@ -29,16 +28,16 @@ export function benchEnvironment(): BenchEnvironment {
       return 'unknown';
     }
   };
-  const quota = describeMachine().cpuQuota;
+  const machine = describeMachine();
   return {
     date: new Date().toISOString(),
     commit: sh('git rev-parse --short HEAD'),
     node: process.version,
     python: sh('python3 --version'),
-    cpus: os.cpus()[0]?.model ?? 'unknown',
-    cores: os.cpus().length,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    ...(quota !== undefined ? { cpuQuota: quota } : {}),
+    cpus: machine.cpu,
+    cores: machine.cores,
+    memoryGiB: machine.memoryGiB,
+    ...(machine.cpuQuota !== undefined ? { cpuQuota: machine.cpuQuota } : {}),
   };
 }
 
