@@ -86,7 +86,8 @@ export function quickstartWeights(minedShare: number): { ndl: number; code: numb
  * The default mined share: 0, chosen on the validation split. At 0.1 the held-out mined functions
  * gained and CruxEval did not move, but breakpoint on the generated programs lost 0.3–4.3 points
  * over three runs, where issue 33's bar leaves 0.3 (docs/eval.md, "Session 35"). At 10,000 steps
- * the same share cost the generated programs nothing (docs/eval.md, "Session 37").
+ * the same share cost the generated programs nothing (docs/eval.md, "Session 37"), and in a model
+ * with 4× the parameters it cost them 0.7 (docs/eval.md, "Session 38").
  */
 export const DEFAULT_MINED_SHARE = 0;
 
