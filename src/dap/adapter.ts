@@ -244,7 +244,6 @@ export class NdbgDebugAdapter extends DapSession {
   private cannotMove(): string | undefined {
     if (!this.stepper || !this.timeline.current) return 'the program is not running (launch it first)';
     if (this.exited) return 'the program has exited';
-    if (this.stepper.isBroken && !this.timeline.inThePast) return "the session stopped at a model output it could not read; stepBack still works, or restart";
     return undefined;
   }
 
@@ -289,9 +288,9 @@ export class NdbgDebugAdapter extends DapSession {
 
   private show(out: RequestOutcome, reason: string | undefined): void {
     for (const n of out.notes) this.output(n);
-    if (out.reason === 'broken') {
-      this.output('ndbg: the model wrote text that does not parse and there is no real state to go on from (launch with "verify": true to continue from the real one); the session stays at the last stop');
-      this.emitStop(this.timeline.current as ShownStop, 'exception');
+    if (out.reason === 'stayed') {
+      this.output('ndbg: the model wrote text that does not parse and there is no real state to go on from (launch with "verify": true to continue from the real one); the session stays at its stop: step another way, or again with sampling');
+      this.emitStop(out.moved ? this.record('exception') : (this.timeline.current as ShownStop), 'exception');
       return;
     }
     const stop = this.record(reason ?? out.reason);

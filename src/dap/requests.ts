@@ -23,8 +23,10 @@ export type StepKind = 'stepIn' | 'next' | 'stepOut' | 'continue';
 export type InverseKind = 'stepBack' | 'reverseContinue' | 'stepIn';
 
 export interface RequestOutcome {
-  reason: 'entry' | 'step' | 'breakpoint' | 'exit' | 'broken' | 'limit';
+  reason: 'entry' | 'step' | 'breakpoint' | 'exit' | 'stayed' | 'limit';
   notes: string[];
+  /** With 'stayed': steps were taken before the one the model could not answer, so the stop is a new one. */
+  moved?: boolean;
 }
 
 /**
@@ -99,7 +101,8 @@ function returnDepth(v: StopView): number {
 
 /**
  * Takes NDL steps (`next` picks each from the current stop) until `done`, a line on a breakpoint,
- * the program's exit or unreadable output. The stops in between are not shown.
+ * the program's exit or a step the model could not answer (the walk stays where it got to). The
+ * stops in between are not shown.
  */
 async function walk(
   s: Stepper,
@@ -114,7 +117,7 @@ async function walk(
   for (let i = 0; i < s.maxStepsPerRequest; i++) {
     const r = await s.act(next(view(s)), breakLine);
     notes.push(...r.notes);
-    if (r.broken) return { reason: 'broken', notes };
+    if (r.stayed) return { reason: 'stayed', notes, moved: i > 0 };
     const v = view(s);
     if (v.kind === 'exit' || s.finished) return { reason: 'exit', notes };
     if (v.kind === 'line' && breakpoints.has(topLine(v) as number)) return { reason: 'breakpoint', notes };
@@ -128,6 +131,6 @@ async function walk(
 export async function inverseRequest(s: Stepper, view: ViewOf, kind: InverseKind): Promise<RequestOutcome> {
   const word: ActionWord = kind === 'stepBack' ? 'rn' : kind === 'reverseContinue' ? 'rc' : 'rs';
   const r = await s.act(word);
-  if (r.broken) return { reason: 'broken', notes: r.notes };
+  if (r.stayed) return { reason: 'stayed', notes: r.notes };
   return { reason: view(s).kind === 'exit' || s.finished ? 'exit' : 'step', notes: r.notes };
 }

@@ -32,8 +32,8 @@ const ACTION_KIND: Record<ActionWord, Action['kind']> = {
 export interface StepResult {
   /** The session's own notes (re-anchoring, unreadable output), for output events. */
   notes: string[];
-  /** The model's output could not be read and there is no real state to go on from. */
-  broken: boolean;
+  /** The action was not taken (the model's output could not be read and there is no real state to go on from): the stop is the one before. */
+  stayed: boolean;
 }
 
 export class Stepper {
@@ -45,7 +45,6 @@ export class Stepper {
   private realNode = EXIT;
   private readonly stack: ModelStack;
   private exitView: StopView | undefined;
-  private broken = false;
 
   constructor(private readonly options: StepperOptions) {
     this.session = new DebugSession({ ...options, label: options.label });
@@ -68,13 +67,9 @@ export class Stepper {
     return this.options.direction;
   }
 
-  /** True once the model said the program exited or its output could not be read. */
+  /** True once the model said the program exited. */
   get finished(): boolean {
-    return this.exitView !== undefined || this.broken;
-  }
-
-  get isBroken(): boolean {
-    return this.broken;
+    return this.exitView !== undefined;
   }
 
   /** The model's stop (in oracle mode the same as the real one). */
@@ -98,19 +93,17 @@ export class Stepper {
     const before = this.session.document;
     const r = await this.session.execute(command);
     const notes = r.output.filter((l) => l.startsWith('***') || l.startsWith('    raw:') || l.startsWith('    continuing'));
+    // The session refused the command or could not read the model and had nothing to go on from:
+    // it stays at its stop, and so does the real run.
+    if (this.session.document === before) return { notes: notes.length > 0 ? notes : r.output, stayed: true };
     if (this.tree && this.realNode !== EXIT) {
       const target = word === 'b' ? this.breakpointTarget(line as number) : undefined;
       const action: Action = { kind: ACTION_KIND[word], ...(target && 'target' in target ? { target: target.target } : {}) };
       this.realNode = nextNode(this.tree, this.realNode, action);
     }
-    if (this.session.document === before) {
-      // The session refused the command or could not read the model and has nothing to go on from.
-      this.broken = this.session.finished;
-      return { notes: notes.length > 0 ? notes : r.output, broken: this.broken };
-    }
     const doc = parseDocument(this.session.document);
     if (doc.exit !== undefined) this.exitView = { kind: 'exit', exit: doc.exit };
     else this.stack.advance(word, doc.frames[doc.frames.length - 1]);
-    return { notes, broken: false };
+    return { notes, stayed: false };
   }
 }

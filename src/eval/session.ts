@@ -9,7 +9,8 @@
  * continues, right or wrong. With `verify`, the session also walks the oracle's tree of the
  * real run with the same actions and prints the real state beside each prediction. The real
  * run is never fed to the model, with one exception: when the model writes text that does not
- * parse, a verifying session continues from the real frame (a non-verifying one stops).
+ * parse, a verifying session continues from the real frame; a non-verifying one stays at its
+ * stop without taking the action, so that another action (or a sampled retry) can go on.
  */
 import { buildForwardTree, buildInverseTree, nextNode, showsValue, type Direction } from '../debugger';
 import { Action, EXIT, StateTree } from '../debugger/types';
@@ -103,8 +104,8 @@ export class DebugSession {
   /** The real node (EXIT when the real run is over) and the step that reached it. */
   private realNode = EXIT;
   private realPrev: TrajectoryStep | undefined;
-  /** Why no more steps are possible: the model said the program exited, or its output was unreadable. */
-  private ended: 'exit' | 'broken' | undefined;
+  /** The model said the program exited: no more steps are possible. */
+  private ended: 'exit' | undefined;
   private lastCommand = '';
   private steps = 0;
 
@@ -144,7 +145,7 @@ export class DebugSession {
     return this.text;
   }
 
-  /** True once the model's program has exited or its output could not be read. */
+  /** True once the model's program has exited. */
   get finished(): boolean {
     return this.ended !== undefined;
   }
@@ -203,7 +204,6 @@ export class DebugSession {
       return { kind: 'error', message: `"${word}" (${inv}) is an inverse command; start the session with --inverse to step backwards` };
     }
     if (this.ended === 'exit') return { kind: 'error', message: 'The program has exited; there is nothing to step (l, p, h still work; q quits)' };
-    if (this.ended === 'broken') return { kind: 'error', message: 'The session stopped at an unreadable model output; q quits' };
     const kind = (fwd ?? inv) as ActionKind;
     if (kind !== 'breakpoint') {
       if (rest.trim() !== '') return { kind: 'error', message: `"${word}" takes no argument` };
@@ -224,6 +224,17 @@ export class DebugSession {
     this.steps++;
     const continuation = await this.completer.completeFrame(prefix, options);
     const prediction = readPrediction(prefix, continuation);
+    if (prediction.error !== undefined) {
+      // With the frame grammar an answer fails to parse only when it was cut off.
+      const cut = /at end of text$/.test(prediction.error) ? ' (the answer stopped before its frame ended: raise --max-new-tokens)' : '';
+      out.push(`*** The model's output does not parse: ${prediction.error}${cut}`);
+      out.push(`    raw: ${JSON.stringify(continuation)}`);
+    }
+    if (prediction.error !== undefined && !this.verify) {
+      // No state to go on from: the action is not taken, and the model and real positions stay.
+      out.push(`*** The session stays at its stop (the action was not taken): try another action${this.sampling ? ' or the same one again (a new sample)' : ''}; q quits`);
+      return out;
+    }
     const prevReal = this.realNode;
     const prevMatched = this.verify ? compareStops(this.stop, this.realStop()).length === 0 : false;
     if (this.tree && this.realNode !== EXIT) {
@@ -231,15 +242,6 @@ export class DebugSession {
       this.realNode = nextNode(this.tree, this.realNode, action);
     }
     if (prediction.error !== undefined) {
-      // With the frame grammar an answer fails to parse only when it was cut off.
-      const cut = /at end of text$/.test(prediction.error) ? ' (the answer stopped before its frame ended: raise --max-new-tokens)' : '';
-      out.push(`*** The model's output does not parse: ${prediction.error}${cut}`);
-      out.push(`    raw: ${JSON.stringify(continuation)}`);
-      if (!this.verify) {
-        this.ended = 'broken';
-        out.push('*** Without --verify there is no state to go on from; q quits');
-        return out;
-      }
       out.push('    continuing from the real state');
       this.text = prefix + this.realFrameText(prevReal, prevMatched);
       this.stop = this.realAsModel();

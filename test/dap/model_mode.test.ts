@@ -75,10 +75,10 @@ describe('ndbg dap, model mode', () => {
     }
   });
 
-  test('unreadable model output without verify: an output event says so, the session stays at its stop, later steps are error responses', async () => {
+  test('unreadable model output without verify: an output event says so, the session stays at its stop, and a later step goes on from it', async () => {
     const h = new Harness();
     let calls = 0;
-    await h.start(withCompleter((o) => ({ name: 'garbage', completeFrame: async (p, opt) => (++calls > 3 ? 'this is not NDL' : o.completeFrame(p, opt)) })));
+    await h.start(withCompleter((o) => ({ name: 'garbage', completeFrame: async (p, opt) => (++calls === 4 ? 'this is not NDL' : o.completeFrame(p, opt)) })));
     try {
       const { dc } = await h.launch({ program: COUNT, call: "count('berry', 'r')" });
       const out = outputs(dc);
@@ -88,11 +88,48 @@ describe('ndbg dap, model mode', () => {
       await dc.nextRequest({ threadId: 1 });
       expect((await stopped).body.reason).toBe('exception');
       expect(await top(dc)).toMatchObject({ name: 'count', line: 2 });
-      expect(out.join('')).toMatch(/does not parse[\s\S]*raw: "this is not NDL"[\s\S]*"verify": true/);
-      await expect(dc.nextRequest({ threadId: 1 })).rejects.toThrow(/could not read/);
-      // Walking back needs no prediction.
+      expect(out.join('')).toMatch(/does not parse[\s\S]*raw: "this is not NDL"[\s\S]*"verify": true[\s\S]*stays at its stop/);
+      // The model answers the same request now: the session had not moved.
+      await step(dc, () => dc.nextRequest({ threadId: 1 }));
+      expect(await top(dc)).toMatchObject({ name: 'count', line: 3, locals: { n: '0' } });
+      // Walking back needs no prediction, and passes no stop for the request that was not taken.
       await step(dc, () => dc.stepBackRequest({ threadId: 1 }));
-      expect(await top(dc)).toMatchObject({ name: 'main' });
+      expect(await top(dc)).toMatchObject({ name: 'count', line: 2 });
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('unreadable output in the middle of a walk without verify: the stop is where the walk got to, and continuing goes on from there', async () => {
+    const h = new Harness();
+    let failed = false;
+    // The first answer asked for once the model has written c = 'e' (the loop's second pass) does not parse.
+    await h.start(
+      withCompleter((o) => ({
+        name: 'once',
+        completeFrame: async (p, opt) => {
+          if (!failed && p.includes('"c": "\'e\'"')) {
+            failed = true;
+            return 'this is not NDL';
+          }
+          return o.completeFrame(p, opt);
+        },
+      })),
+    );
+    try {
+      // Two breakpoints: a continue walks single steps, so the failure comes in the middle of one.
+      const { dc } = await h.launch({ program: COUNT, call: "count('berry', 'r')" }, [2, 5]);
+      await step(dc, () => dc.continueRequest({ threadId: 1 }));
+      expect(await top(dc)).toMatchObject({ name: 'count', line: 2 });
+      const stopped = dc.waitForEvent('stopped');
+      await dc.continueRequest({ threadId: 1 });
+      expect((await stopped).body.reason).toBe('exception');
+      expect(await top(dc)).toMatchObject({ name: 'count', line: 4, locals: { c: "'e'" } });
+      await step(dc, () => dc.continueRequest({ threadId: 1 }));
+      expect(await top(dc)).toMatchObject({ name: 'count', line: 5, locals: { n: '2' } });
+      // The stop the failed walk reached is one of the session's stops.
+      await step(dc, () => dc.stepBackRequest({ threadId: 1 }));
+      expect(await top(dc)).toMatchObject({ name: 'count', line: 4, locals: { c: "'e'" } });
     } finally {
       await h.stop();
     }

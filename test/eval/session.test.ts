@@ -276,7 +276,7 @@ describe('DebugSession with a wrong model', () => {
     ]);
   });
 
-  it('shows unreadable output raw; with --verify it goes on from the real state, without it stops', async () => {
+  it('shows unreadable output raw; with --verify it goes on from the real state, without it stays at its stop', async () => {
     const garbage = new CorruptingCompleter(COUNT.trace, (t, step) => (step === 2 ? 'n = {{oops' : t));
     const out = await transcript(opts(garbage), 's;s;s;s');
     expect(out.slice(6, 12)).toEqual([
@@ -289,16 +289,23 @@ describe('DebugSession with a wrong model', () => {
     ]);
     expect(out[12]).toBe("> line 3 in count: for c in s:    {'s': 'berry', 't': 'r', 'n': 0}   [=]");
 
-    const again = new CorruptingCompleter(COUNT.trace, (t, step) => (step === 0 ? '<|frame_sep|><|line_sep|><|arg_sep|>{"n": <|src_sep|>x<|action_sep|>' : t));
-    const out2 = await transcript(opts(again, false), 's;s');
-    expect(out2.slice(2)).toEqual([
-      '(ndbg) s',
+    // Without --verify the action is not taken: the document stays as it was, and the next
+    // action goes on from the same stop.
+    const again = new CorruptingCompleter(COUNT.trace, (t, step) => (step === 1 ? '<|frame_sep|><|line_sep|><|arg_sep|>{"n": <|src_sep|>x<|action_sep|>' : t));
+    const session = new DebugSession(opts(again, false));
+    session.start();
+    await session.execute('s');
+    const before = session.document;
+    const failed = await session.execute('s');
+    expect(failed.output).toEqual([
       expect.stringMatching(/^\*\*\* The model's output does not parse: continuation: bad LOCALS JSON/),
       '    raw: "<|frame_sep|><|line_sep|><|arg_sep|>{\\"n\\": <|src_sep|>x<|action_sep|>"',
-      '*** Without --verify there is no state to go on from; q quits',
-      '(ndbg) s',
-      '*** The session stopped at an unreadable model output; q quits',
+      '*** The session stays at its stop (the action was not taken): try another action; q quits',
     ]);
+    expect(session.document).toBe(before);
+    expect(session.finished).toBe(false);
+    expect((await session.execute('s')).output).toEqual(["> line 1 in count [call]: def count(s, t):    {'s': 'berry', 't': 'r'}"]);
+    expect((await session.execute('n')).output).toEqual(["> line 2 in count: n = 0    {'s': 'berry', 't': 'r'}"]);
   });
 });
 
